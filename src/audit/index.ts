@@ -1,0 +1,30 @@
+export { leafHash, nodeHash, emptyRoot } from './merkle-hash.js';
+export { rootHash, inclusionProof, consistencyProof } from './merkle.js';
+export { verifyInclusion, verifyConsistency } from './merkle-verify.js';
+export { MerkleFrontier } from './merkle-frontier.js';
+export type { KeyedSignature, Signer } from './signer.js';
+export { jwkThumbprint } from './jwk-thumbprint.js';
+export { verifyWithJwks, findJwk } from './jwks.js';
+export type { Jwk, JwkSet } from './jwks.js';
+export { SigningKeyring } from './signing-keys.js';
+export type { PublishedKey } from './signing-keys.js';
+export { writeFileAtomic } from './atomic-write.js';
+export { pae, signEnvelope, verifyEnvelope } from './dsse.js';
+export type { DsseEnvelope, DsseVerification } from './dsse.js';
+export {
+  RECEIPT_PAYLOAD_TYPE,
+  STATEMENT_TYPE,
+  RECEIPT_PREDICATE_TYPE,
+  buildReceiptStatement,
+  signReceipt,
+  verifyReceipt,
+} from './receipt.js';
+export type { ReceiptPredicate, ReceiptStatement, ReceiptVerification } from './receipt.js';
+export { signCheckpoint, verifyCheckpoint } from './checkpoint.js';
+export type { Checkpoint, TreeHead } from './checkpoint.js';
+export type { ArtifactStore } from './artifact-store.js';
+export type { AuditStore, StoredAuditRecord } from './audit-store.js';
+export { AuditLog } from './audit-log.js';
+export type { InclusionAnswer, ConsistencyAnswer } from './audit-log.js';
+export { verifyAuditLog } from './verify-log.js';
+export type { LogVerification } from './verify-log.js';

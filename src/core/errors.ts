@@ -1,0 +1,64 @@
+/**
+ * The one error class for failures, with stable string codes. Governance outcomes (a denial, a
+ * suspension) are values, not exceptions; this class is for requests that cannot be served.
+ * The edges (http/, cli/, mcp/) own the tables that map a code to a transport status.
+ */
+export const ErrorCode = {
+  INVALID_INPUT: 'INVALID_INPUT',
+  INVALID_EVENT: 'INVALID_EVENT',
+  INVALID_DESCRIPTOR: 'INVALID_DESCRIPTOR',
+  INVALID_POLICY: 'INVALID_POLICY',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  CONFLICT: 'CONFLICT',
+  IDEMPOTENCY_KEY_REQUIRED: 'IDEMPOTENCY_KEY_REQUIRED',
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  ILLEGAL_STATE: 'ILLEGAL_STATE',
+  EFFECT_UNCERTAIN: 'EFFECT_UNCERTAIN',
+  CAPACITY_EXHAUSTED: 'CAPACITY_EXHAUSTED',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNAVAILABLE: 'UNAVAILABLE',
+  INTERNAL: 'INTERNAL',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Options of a {@link GatehouseError}. */
+export interface GatehouseErrorOptions {
+  /** Machine-readable facts a client can act on (a JSON pointer, the allowed values, an id). */
+  details?: Record<string, unknown>;
+  /** The underlying failure; never shown to a client. */
+  cause?: unknown;
+}
+
+/**
+ * A refused or failed request. `message` is written for a person: what was wrong, where, and what
+ * to do. It is shown to clients unless the code is `INTERNAL`.
+ */
+export class GatehouseError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: GatehouseErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatehouseError';
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+}
+
+/**
+ * Misuse of our own code (a bug), as opposed to a refused request: an illegal lifecycle move,
+ * a broken invariant. Always surfaces as `INTERNAL` at the edges.
+ */
+export class IllegalStateError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IllegalStateError';
+  }
+}
+
+/** True when `err` is a {@link GatehouseError}, optionally of the given code. */
+export function isGatehouseError(err: unknown, code?: ErrorCode): err is GatehouseError {
+  return err instanceof GatehouseError && (code === undefined || err.code === code);
+}

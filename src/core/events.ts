@@ -1,0 +1,59 @@
+/** The events Gatehouse emits (DESIGN §7), written to the outbox with the change that causes them. */
+export const EventType = {
+  ToolInvocationRequested: 'ToolInvocationRequested',
+  ToolInvocationDenied: 'ToolInvocationDenied',
+  ApprovalRequested: 'ApprovalRequested',
+  ApprovalDecided: 'ApprovalDecided',
+  ToolInvocationCompleted: 'ToolInvocationCompleted',
+  ToolEffectUncertain: 'ToolEffectUncertain',
+  ToolEffectResolved: 'ToolEffectResolved',
+  DescriptorActivated: 'DescriptorActivated',
+  DescriptorRetired: 'DescriptorRetired',
+  McpServerStateChanged: 'McpServerStateChanged',
+  McpToolUnbound: 'McpToolUnbound',
+} as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+/** One event bound for the outbox. */
+export interface OutboxEvent {
+  type: EventType;
+  tenant: string;
+  /** What the event is about, e.g. `invocation/<id>` or `tool/<id>@<version>`. */
+  subject: string;
+  /** ISO 8601 time of the change. */
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * An audit record before it has its place in the tenant's log. The log adds `index` and `tenant`
+ * and stores the JCS bytes of the whole as a Merkle leaf.
+ */
+export interface AuditRecordDraft {
+  tenant: string;
+  /** What happened, dotted: `invocation.completed`, `descriptor.activated`, `policy.replaced`. */
+  type: string;
+  subject: string;
+  /** ISO 8601 time. */
+  at: string;
+  /** Who caused it: a principal id, or `system`. */
+  actor: string;
+  data: Record<string, unknown>;
+}
+
+/** An audit record as stored: the draft plus its position in the tenant's log. */
+export interface AuditRecord extends AuditRecordDraft {
+  index: number;
+}
+
+/** Where an audit record landed: its index and the size of the tree that first held it. */
+export interface AuditPosition {
+  index: number;
+  treeSize: number;
+}
+
+/** What any state change writes in the same transaction: its audit records and its events. */
+export interface LedgerEntries {
+  audit: AuditRecordDraft[];
+  events: OutboxEvent[];
+}

@@ -1,0 +1,26 @@
+export { ErrorCode, GatehouseError, IllegalStateError, isGatehouseError } from './errors.js';
+export type { GatehouseErrorOptions } from './errors.js';
+export { canonicalJson, canonicalBytes, canonicalDigest, sha256Hex } from './canonical-json.js';
+export { requestHash } from './request-hash.js';
+export type { RequestHashInput } from './request-hash.js';
+export { systemClock, ManualClock, isoTime } from './clock.js';
+export type { Clock } from './clock.js';
+export { uuidv7Ids, SequentialIds } from './ids.js';
+export type { IdGenerator } from './ids.js';
+export { EventType } from './events.js';
+export type {
+  OutboxEvent,
+  AuditRecordDraft,
+  AuditRecord,
+  AuditPosition,
+  LedgerEntries,
+} from './events.js';
+export {
+  SideEffectClass,
+  SIDE_EFFECT_CLASSES,
+  isSideEffectClass,
+  compareClass,
+  maxClass,
+} from './side-effect-class.js';
+export { EnvironmentClass, isEnvironmentClass } from './tenancy.js';
+export type { Environment } from './tenancy.js';

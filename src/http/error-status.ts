@@ -1,0 +1,67 @@
+import { ErrorCode, GatehouseError } from '../core/index.js';
+import type { InvocationRecord } from '../invocation/index.js';
+
+/** Error code → HTTP status: the REST edge's mapping table. */
+export const HTTP_STATUS_OF: Record<ErrorCode, number> = {
+  INVALID_INPUT: 400,
+  INVALID_EVENT: 422,
+  INVALID_DESCRIPTOR: 422,
+  INVALID_POLICY: 422,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  IDEMPOTENCY_KEY_REQUIRED: 400,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  ILLEGAL_STATE: 409,
+  EFFECT_UNCERTAIN: 409,
+  CAPACITY_EXHAUSTED: 503,
+  PAYLOAD_TOO_LARGE: 413,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+/** Denial codes that answer 422 (the request itself is invalid); other denials answer 403. */
+const VALIDATION_DENIALS = new Set(['INVALID_INPUT', 'UNKNOWN_TOOL', 'UNKNOWN_ENVIRONMENT']);
+
+/**
+ * The HTTP status of an invocation record (DESIGN §9): 200 for a decided outcome, 202 while
+ * awaiting approval or running, 422 for a validation denial, 403 for other denials.
+ */
+export function invocationStatusCode(record: InvocationRecord): number {
+  switch (record.status) {
+    case 'denied':
+      return VALIDATION_DENIALS.has(record.error?.code ?? '') ? 422 : 403;
+    case 'awaiting_approval':
+    case 'queued':
+    case 'running':
+      return 202;
+    case 'failed':
+    case 'uncertain':
+    case 'observed':
+      return 200;
+  }
+}
+
+/** The JSON error body and status of any thrown value; foreign errors become INTERNAL. */
+export function errorBody(err: unknown): {
+  status: number;
+  body: { error: { code: string; message: string; details: Record<string, unknown> } };
+} {
+  if (err instanceof GatehouseError) {
+    return {
+      status: HTTP_STATUS_OF[err.code],
+      body: { error: { code: err.code, message: err.message, details: err.details } },
+    };
+  }
+  return {
+    status: 500,
+    body: {
+      error: {
+        code: ErrorCode.INTERNAL,
+        message: 'Gatehouse failed to serve this request; the failure is in its log.',
+        details: {},
+      },
+    },
+  };
+}

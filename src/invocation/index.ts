@@ -1,0 +1,12 @@
+export { InvocationStatus, transitionInvocation, hasOutcome } from './invocation-status.js';
+export { StageName } from './stage.js';
+export type { StageDecision, StageResult, TraceEntry } from './stage.js';
+export type { InvocationRecord, OutputInfo, Provenance } from './invocation-record.js';
+export type { InvocationStore, InvocationStep, InvocationQuery } from './invocation-store.js';
+export type { Executor, ExecutionRequest, ExecutionResult } from './executor.js';
+export { Pipeline } from './pipeline.js';
+export type { PipelineOptions, PipelineMetrics } from './pipeline.js';
+export { InvocationService } from './invocation-service.js';
+export type { InvokeRequest, InvocationServiceOptions } from './invocation-service.js';
+export { recoverInterrupted } from './recover-interrupted.js';
+export { receiptPredicate } from './receipt-predicate.js';

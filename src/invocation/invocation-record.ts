@@ -1,0 +1,56 @@
+import type { AuditPosition, SideEffectClass } from '../core/index.js';
+import type { InvocationStatus } from './invocation-status.js';
+import type { TraceEntry } from './stage.js';
+
+/** What became of the output: digests of the full and the sanitized forms. */
+export interface OutputInfo {
+  /** SHA-256 (hex) of the canonical JSON of the full output. */
+  sha256Full: string;
+  /** SHA-256 (hex) of the canonical JSON of the output as returned. */
+  sha256Sanitized: string;
+  /** Size in bytes of the full output's canonical JSON. */
+  bytes: number;
+  truncated: boolean;
+  /** Digest of the artifact holding the full output, when it was cut. */
+  artifact?: string;
+}
+
+/** Where the output came from; tool output is never trusted. */
+export interface Provenance {
+  tool: string;
+  version: string;
+  invocation: string;
+  untrusted: true;
+}
+
+/** One invocation as stored and as returned by the API (DESIGN §9). */
+export interface InvocationRecord {
+  id: string;
+  status: InvocationStatus;
+  tenant: string;
+  project: string;
+  environment: string;
+  /** The principal that asked. */
+  principal: string;
+  agent: { id: string; version: string };
+  tool: { id: string; version: string; descriptorDigest: string | null };
+  input: unknown;
+  requestHash: string;
+  idempotencyKey: string;
+  effectiveClass: SideEffectClass | null;
+  runId: string | null;
+  attemptId: string | null;
+  approvalId: string | null;
+  trace: TraceEntry[];
+  output?: unknown;
+  outputInfo?: OutputInfo;
+  provenance?: Provenance;
+  error?: { code: string; message: string; stage?: string; details?: Record<string, unknown> };
+  /** Deprecation and similar notices a caller should see. */
+  warnings: string[];
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+  /** Where the invocation's latest audit record stands in the tenant's log. */
+  audit: AuditPosition | null;
+}

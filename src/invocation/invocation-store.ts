@@ -1,0 +1,42 @@
+import type { AuditPosition, LedgerEntries } from '../core/index.js';
+import type { InvocationRecord } from './invocation-record.js';
+import type { InvocationStatus } from './invocation-status.js';
+
+/** One durable step of an invocation: its record, audit records and events, in one transaction. */
+export interface InvocationStep {
+  record: InvocationRecord;
+  ledger: LedgerEntries;
+  /**
+   * Called inside the transaction once the audit records have their positions, with the position
+   * of the last one; returns the receipt to store (a terminal step) or undefined.
+   */
+  seal?: (last: AuditPosition) => unknown;
+}
+
+/** A query over a tenant's invocations, newest first. */
+export interface InvocationQuery {
+  status?: InvocationStatus;
+  principal?: string;
+  limit: number;
+}
+
+/** Persistence of invocations and their receipts. */
+export interface InvocationStore {
+  /** The invocation a principal made with an idempotency key, if any. */
+  findByKey(tenant: string, principal: string, key: string): Promise<InvocationRecord | undefined>;
+  /** The invocation, if it exists in the tenant. */
+  get(tenant: string, id: string): Promise<InvocationRecord | undefined>;
+  /** A tenant's invocations, newest first. */
+  list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]>;
+  /** Invocations of every tenant in one state (for recovery at start). */
+  listByStatus(status: InvocationStatus): Promise<InvocationRecord[]>;
+  /** The stored receipt of an invocation, if it has one. */
+  receipt(tenant: string, id: string): Promise<unknown>;
+  /**
+   * Writes one step atomically and durably: audit records appended to the tenant's log, events to
+   * the outbox, `seal` called, the record (with `audit` set to the last position) and the receipt
+   * stored. Resolves with the last audit position.
+   * @throws when the write fails; then nothing of the step is stored.
+   */
+  save(step: InvocationStep): Promise<AuditPosition>;
+}

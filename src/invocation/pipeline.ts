@@ -1,0 +1,241 @@
+import { EventType, isoTime } from '../core/index.js';
+import type { AuditRecordDraft, Clock, OutboxEvent } from '../core/index.js';
+import { signReceipt } from '../audit/index.js';
+import type { ArtifactStore, Signer } from '../audit/index.js';
+import { classifySideEffect } from '../policy/index.js';
+import type { TenantPolicy } from '../policy/index.js';
+import type { Executor } from './executor.js';
+import type { InvocationRecord } from './invocation-record.js';
+import { transitionInvocation } from './invocation-status.js';
+import type { InvocationStatus } from './invocation-status.js';
+import type { InvocationStore } from './invocation-store.js';
+import type { PipelineContext } from './pipeline-context.js';
+import { receiptPredicate } from './receipt-predicate.js';
+import type { StageName, StageResult, TraceEntry } from './stage.js';
+import { validationStage } from './stages/validation-stage.js';
+import { permissionStage } from './stages/permission-stage.js';
+import { policyStage } from './stages/policy-stage.js';
+import { classificationStage } from './stages/classification-stage.js';
+import { approvalStage, credentialsStage, sandboxStage } from './stages/seam-stages.js';
+import { executeStage } from './stages/execute-stage.js';
+import { sanitizeStage } from './stages/sanitize-stage.js';
+
+/** Observes the pipeline for metrics. */
+export interface PipelineMetrics {
+  stage(name: StageName, seconds: number): void;
+  outcome(tool: string, status: InvocationStatus): void;
+}
+
+/** Collaborators of the {@link Pipeline}. */
+export interface PipelineOptions {
+  policy: TenantPolicy;
+  executors: ReadonlyMap<string, Executor>;
+  store: InvocationStore;
+  signer: Signer;
+  artifacts: ArtifactStore;
+  clock: Clock;
+  metrics?: PipelineMetrics;
+  /** Output beyond this many bytes is cut and kept whole as an artifact (default 64 KiB). */
+  maxOutputBytes: number;
+  /** Execute-stage timeout for descriptors that set none. */
+  defaultTimeoutMs: number;
+  /** Names of the environments of a project, for the validation stage's message. */
+  environmentNames: (tenant: string, project: string) => string[];
+}
+
+interface Step {
+  name: StageName;
+  run: (ctx: PipelineContext) => StageResult | Promise<StageResult>;
+}
+
+/**
+ * The invocation pipeline (DESIGN §3): one ordered list of stages, each deciding continue, deny,
+ * suspend or fail, each decision recorded on the invocation and in the audit log. A call whose
+ * effective class can change anything is recorded `running` before it executes, so a crash leaves
+ * it `uncertain`, never forgotten; a `read` call is recorded once, with its outcome.
+ */
+export class Pipeline {
+  private readonly steps: Step[];
+
+  constructor(private readonly o: PipelineOptions) {
+    this.steps = [
+      {
+        name: 'validation',
+        run: (c) => validationStage(c, () => o.environmentNames(c.record.tenant, c.record.project)),
+      },
+      { name: 'permission', run: permissionStage },
+      { name: 'policy', run: (c) => policyStage(withClassification(c), o.policy) },
+      { name: 'classification', run: classificationStage },
+      { name: 'approval', run: approvalStage },
+      { name: 'credentials', run: credentialsStage },
+      { name: 'sandbox', run: sandboxStage },
+      { name: 'execute', run: (c) => executeStage(c, o.executors, o.defaultTimeoutMs) },
+      { name: 'sanitize', run: (c) => sanitizeStage(c, o.artifacts, o.maxOutputBytes) },
+    ];
+  }
+
+  /** Runs a new invocation through every stage and returns its record as stored. */
+  async run(ctx: PipelineContext): Promise<InvocationRecord> {
+    const pending: TraceEntry[] = [];
+    let recorded = false;
+    for (const step of this.steps) {
+      if (step.name === 'execute' && ctx.classification!.effectiveClass !== 'read') {
+        await this.save(ctx, 'running', pending.splice(0), recorded);
+        recorded = true;
+      }
+      const started = process.hrtime.bigint();
+      const result = await step.run(ctx);
+      this.o.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
+      const entry = this.entry(step.name, result, ctx);
+      ctx.record.trace.push(entry);
+      pending.push(entry);
+      switch (result.outcome) {
+        case 'continue':
+          continue;
+        case 'deny':
+          ctx.record.error = {
+            code: result.code,
+            message: result.reason,
+            stage: step.name,
+            ...(result.details ? { details: result.details } : {}),
+          };
+          return this.save(ctx, 'denied', pending, recorded);
+        case 'fail':
+          ctx.record.error = { code: result.code, message: result.reason, stage: step.name };
+          return this.save(ctx, 'failed', pending, recorded);
+        case 'suspend':
+          return this.save(ctx, 'awaiting_approval', pending, recorded);
+      }
+    }
+    const execution = ctx.execution!;
+    if (execution.status !== 'observed') {
+      ctx.record.error = { code: execution.code, message: execution.message, stage: 'execute' };
+    }
+    return this.save(ctx, execution.status, pending, recorded);
+  }
+
+  private entry(stage: StageName, result: StageResult, ctx: PipelineContext): TraceEntry {
+    const decision =
+      stage === 'execute'
+        ? ctx.execution!.status
+        : result.outcome === 'continue'
+          ? (result.decision ?? 'pass')
+          : result.outcome;
+    const entry: TraceEntry = {
+      stage,
+      decision,
+      reason: result.reason,
+      at: isoTime(this.o.clock.now()),
+    };
+    if (result.details) entry.details = result.details;
+    return entry;
+  }
+
+  /**
+   * Records the invocation in `status` with the stage decisions since its last record. A step that
+   * decides the outcome also gets an `audit` trace entry and a signed receipt.
+   */
+  private async save(
+    ctx: PipelineContext,
+    status: InvocationStatus,
+    stages: TraceEntry[],
+    recorded: boolean,
+  ): Promise<InvocationRecord> {
+    const { record } = ctx;
+    const at = isoTime(this.o.clock.now());
+    record.status = transitionInvocation(recorded ? 'running' : 'new', status);
+    record.updatedAt = at;
+    const final = status !== 'running' && status !== 'awaiting_approval';
+    if (final) {
+      record.completedAt = at;
+      const entry: TraceEntry = {
+        stage: 'audit',
+        decision: 'recorded',
+        reason: 'audit record appended and receipt signed',
+        at,
+      };
+      record.trace.push(entry);
+      stages.push(entry);
+    }
+    const events: OutboxEvent[] = [];
+    const subject = `invocation/${record.id}`;
+    const summary = {
+      invocationId: record.id,
+      tool: record.tool,
+      agent: record.agent,
+      status,
+      requestHash: record.requestHash,
+    };
+    if (!recorded)
+      events.push({
+        type: EventType.ToolInvocationRequested,
+        tenant: record.tenant,
+        subject,
+        at,
+        data: { ...summary, environment: record.environment, project: record.project },
+      });
+    const outcomeEvent =
+      status === 'denied'
+        ? EventType.ToolInvocationDenied
+        : status === 'uncertain'
+          ? EventType.ToolEffectUncertain
+          : status === 'observed' || status === 'failed'
+            ? EventType.ToolInvocationCompleted
+            : undefined;
+    if (outcomeEvent)
+      events.push({
+        type: outcomeEvent,
+        tenant: record.tenant,
+        subject,
+        at,
+        data: { ...summary, ...(record.error ? { error: record.error } : {}) },
+      });
+    const audit: AuditRecordDraft = {
+      tenant: record.tenant,
+      type: `invocation.${status}`,
+      subject,
+      at,
+      actor: record.principal,
+      data: {
+        ...summary,
+        ...(recorded
+          ? {}
+          : {
+              project: record.project,
+              environment: record.environment,
+              input: record.input,
+              idempotencyKey: record.idempotencyKey,
+            }),
+        effectiveClass: record.effectiveClass,
+        descriptorDigest: record.tool.descriptorDigest,
+        stages,
+        ...(record.error ? { error: record.error } : {}),
+        ...(record.outputInfo ? { output: record.outputInfo } : {}),
+      },
+    };
+    await this.o.store.save({
+      record,
+      ledger: { audit: [audit], events },
+      ...(final
+        ? {
+            seal: (last) =>
+              signReceipt(receiptPredicate({ ...record, audit: last }), this.o.signer),
+          }
+        : {}),
+    });
+    if (final) this.o.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);
+    return record;
+  }
+}
+
+function withClassification(ctx: PipelineContext): PipelineContext {
+  if (!ctx.classification) {
+    ctx.classification = classifySideEffect(
+      ctx.tool!.stored.descriptor,
+      ctx.record.input,
+      ctx.environment!,
+    );
+    ctx.record.effectiveClass = ctx.classification.effectiveClass;
+  }
+  return ctx;
+}

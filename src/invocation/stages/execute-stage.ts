@@ -1,0 +1,52 @@
+import type { Executor, ExecutionResult } from '../executor.js';
+import type { PipelineContext } from '../pipeline-context.js';
+import type { StageResult } from '../stage.js';
+
+/**
+ * Stage 8: runs the call with the executor of its kind, under the descriptor's timeout. The
+ * outcome (observed, failed, uncertain) is left on the context for sanitizing and the receipt.
+ */
+export async function executeStage(
+  ctx: PipelineContext,
+  executors: ReadonlyMap<string, Executor>,
+  defaultTimeoutMs: number,
+): Promise<StageResult> {
+  const descriptor = ctx.tool!.stored.descriptor;
+  const executor = executors.get(descriptor.kind);
+  if (!executor) {
+    ctx.execution = {
+      status: 'failed',
+      code: 'NO_EXECUTOR',
+      message: `no executor for kind ${descriptor.kind} is configured`,
+    };
+    return { outcome: 'continue', reason: ctx.execution.message };
+  }
+  const timeoutMs = descriptor.timeoutMs ?? defaultTimeoutMs;
+  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
+  const { record } = ctx;
+  const result: ExecutionResult = await executor.execute({
+    invocationId: record.id,
+    tenant: record.tenant,
+    project: record.project,
+    environment: ctx.environment!,
+    agent: record.agent,
+    descriptor,
+    input: record.input,
+    effectiveClass: ctx.classification!.effectiveClass,
+    signal,
+    timeoutMs,
+  });
+  ctx.execution = result;
+  return { outcome: 'continue', reason: describe(result) };
+}
+
+function describe(r: ExecutionResult): string {
+  switch (r.status) {
+    case 'observed':
+      return 'the tool ran and its output was seen';
+    case 'failed':
+      return `the tool failed before any effect: ${r.message}`;
+    case 'uncertain':
+      return `an effect may have happened: ${r.message}`;
+  }
+}

@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto';
+import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import type { DetailedError, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
+import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
+import { GATEHOUSE_CEDAR_SCHEMA } from './cedar-schema.js';
+import { toCedarRequest } from './cedar-request.js';
+import { parsePolicySource } from './policy-source.js';
+import type { ParsedPolicy } from './policy-source.js';
+import type { PolicyRequest } from './policy-request.js';
+import { readsInput } from './reads-input.js';
+import { sourcePosition } from './source-position.js';
+
+/** One problem of a policy text, with where it is when Cedar says. */
+export interface PolicyValidationError {
+  message: string;
+  /** The `@id` of the policy, or Cedar's default id (`policy0`, …). */
+  policyId?: string;
+  /** 1-based. */
+  line?: number;
+  /** 1-based. */
+  column?: number;
+}
+
+/** The outcome of validating a policy text against the Gatehouse schema. */
+export type PolicyValidation =
+  { ok: true; policyIds: string[] } | { ok: false; errors: PolicyValidationError[] };
+
+/** What {@link CedarEngine.prepare} made of a policy set. */
+export interface PreparedPolicySet {
+  /** Ids as decisions name them (`tenant:<id>` when prepared from scoped sources). */
+  policyIds: string[];
+  /** True when no policy of the set can read `context.input`: its decisions may be cached. */
+  inputIndependent: boolean;
+}
+
+/** The answer of {@link CedarEngine.authorize}. */
+export interface AuthorizationResult {
+  decision: 'allow' | 'deny';
+  /** On allow, the permits that matched; on deny, the forbids that matched (or failed), else []. */
+  determiningPolicies: string[];
+  /** Evaluation errors, each `<policy id>: <message>`. */
+  errors: string[];
+  /** Forbid policies that failed to evaluate; each one denies (fail closed). */
+  failedForbids: string[];
+}
+
+/**
+ * Cedar scopes of a combined set, in the order their ids are listed: each key prefixes the ids of
+ * its text's policies, e.g. `{tenant: '…', project: '…'}` gives `tenant:x` and `project:y`.
+ */
+export type PolicySources = Readonly<Record<string, string>>;
+
+interface PreparedEntry extends PreparedPolicySet {
+  effects: Map<string, PolicyJson['effect']>;
+  annotations: Map<string, Record<string, string>>;
+}
+
+/**
+ * Cedar, with the Gatehouse schema: validates policy texts, preparses policy sets once, and
+ * authorizes requests against a preparsed set. Synchronous. Set ids are this engine's own: Cedar
+ * keeps preparsed sets in its one WebAssembly instance, so each engine prefixes them.
+ */
+export class CedarEngine {
+  private readonly sets = new Map<string, PreparedEntry>();
+  private readonly namespace = `gatehouse/${randomUUID()}/`;
+
+  /**
+   * Parses `text` and validates it against the Gatehouse schema (strict mode). Every error comes
+   * with its policy id and its line and column where Cedar gives a position. Warnings (such as an
+   * input guard the validator deems impossible) are not errors. Never throws.
+   */
+  validatePolicies(text: string): PolicyValidation {
+    const answer = cedar.validate({
+      schema: GATEHOUSE_CEDAR_SCHEMA,
+      policies: { staticPolicies: text },
+    });
+    if (answer.type === 'failure') {
+      return { ok: false, errors: dedupe(answer.errors.map((e) => toValidationError(text, e))) };
+    }
+    const parsed = parsePolicySource(text);
+    if (!parsed.ok) {
+      return { ok: false, errors: parsed.errors.map((e) => toValidationError(text, e)) };
+    }
+    const byCedarId = new Map(parsed.policies.map((p) => [p.cedarId, p.id]));
+    const errors = answer.validationErrors.map((v) =>
+      toValidationError(text, v.error, byCedarId.get(v.policyId) ?? v.policyId),
+    );
+    errors.push(...duplicateIds(text, parsed.policies));
+    if (errors.length > 0) return { ok: false, errors: dedupe(errors) };
+    return { ok: true, policyIds: parsed.policies.map((p) => p.id) };
+  }
+
+  /**
+   * Preparses a policy set under `setId`, replacing any set prepared under that id. `sources` is
+   * one policy text (ids unprefixed) or {@link PolicySources} (ids prefixed by scope). Texts are
+   * expected to have passed {@link validatePolicies}.
+   * @throws GatehouseError INVALID_POLICY when a text does not parse or ids collide.
+   */
+  prepare(setId: string, sources: string | PolicySources): PreparedPolicySet {
+    const scoped: [string, string][] =
+      typeof sources === 'string' ? [['', sources]] : Object.entries(sources);
+    const staticPolicies: Record<string, PolicyJson> = {};
+    const entry: PreparedEntry = {
+      policyIds: [],
+      inputIndependent: true,
+      effects: new Map(),
+      annotations: new Map(),
+    };
+    for (const [scope, text] of scoped) {
+      const parsed = parsePolicySource(text);
+      if (!parsed.ok) throw invalidPolicy(`the ${scope || 'policy'} text`, parsed.errors);
+      for (const p of parsed.policies) {
+        const id = scope ? `${scope}:${p.id}` : p.id;
+        if (id in staticPolicies) {
+          throw new GatehouseError(ErrorCode.INVALID_POLICY, `Two policies have the id ${id}.`);
+        }
+        staticPolicies[id] = p.json;
+        entry.policyIds.push(id);
+        entry.effects.set(id, p.json.effect);
+        entry.annotations.set(id, p.json.annotations ?? {});
+        if (readsInput(p.json)) entry.inputIndependent = false;
+      }
+    }
+    const answer = cedar.preparsePolicySet(this.namespace + setId, { staticPolicies });
+    if (answer.type === 'failure') throw invalidPolicy(`policy set ${setId}`, answer.errors);
+    this.sets.set(setId, entry);
+    return { policyIds: entry.policyIds, inputIndependent: entry.inputIndependent };
+  }
+
+  /** What {@link prepare} made of `setId`, or undefined when it was never prepared. */
+  prepared(setId: string): PreparedPolicySet | undefined {
+    return this.sets.get(setId);
+  }
+
+  /** The annotations (`@id`, `@reason`, …) of a policy of a prepared set. */
+  annotations(setId: string, policyId: string): Readonly<Record<string, string>> {
+    return this.sets.get(setId)?.annotations.get(policyId) ?? {};
+  }
+
+  /**
+   * Decides `request` against the prepared set `setId`. Default deny: allow only when a permit
+   * matches and no forbid does. A forbid policy that fails to evaluate (say, it compares an input
+   * string with a number) denies, so a broken forbid never lets a call through; a failing permit
+   * simply does not permit. Never throws for a request.
+   * @throws IllegalStateError when `setId` was never prepared (a bug).
+   */
+  authorize(setId: string, request: PolicyRequest): AuthorizationResult {
+    const entry = this.sets.get(setId);
+    if (!entry) throw new IllegalStateError(`policy set ${setId} was never prepared`);
+    const answer = cedar.statefulIsAuthorized({
+      ...toCedarRequest(request),
+      preparsedPolicySetId: this.namespace + setId,
+      validateRequest: false,
+    });
+    if (answer.type === 'failure') {
+      const errors = answer.errors.map((e) => `request: ${e.message}`);
+      return { decision: 'deny', determiningPolicies: [], errors, failedForbids: [] };
+    }
+    const { decision, diagnostics } = answer.response;
+    const errors = diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`);
+    const failedForbids = diagnostics.errors
+      .map((e) => e.policyId)
+      .filter((id) => entry.effects.get(id) === 'forbid');
+    if (failedForbids.length > 0) {
+      const matched = decision === 'deny' ? diagnostics.reason : [];
+      return {
+        decision: 'deny',
+        determiningPolicies: [...matched, ...failedForbids],
+        errors,
+        failedForbids,
+      };
+    }
+    return { decision, determiningPolicies: diagnostics.reason, errors, failedForbids };
+  }
+}
+
+function toValidationError(
+  text: string,
+  e: DetailedError,
+  policyId?: string,
+): PolicyValidationError {
+  let message = e.message
+    .replace(/^failed to parse policies from string: /, '')
+    .replace(/^for policy `[^`]*`, /, '')
+    .replace(/ for Gatehouse::Action::"[^"]*"/, '');
+  const location = e.sourceLocations?.[0];
+  if (location?.label) message += `: ${location.label}`;
+  if (e.help) message += ` (${e.help})`;
+  if (/attribute `input\.[^`]*` in context/.test(message)) {
+    message +=
+      '; guard input attributes with `has`, e.g. `context.input has branch && context.input.branch == "main"`';
+  }
+  const error: PolicyValidationError = { message };
+  if (policyId !== undefined) error.policyId = policyId;
+  if (location) Object.assign(error, sourcePosition(text, location.start));
+  return error;
+}
+
+function duplicateIds(text: string, policies: ParsedPolicy[]): PolicyValidationError[] {
+  const seen = new Set<string>();
+  const errors: PolicyValidationError[] = [];
+  for (const p of policies) {
+    if (seen.has(p.id)) {
+      const error: PolicyValidationError = {
+        message: `another policy already has the id "${p.id}"`,
+        policyId: p.id,
+      };
+      // Cedar gives no position here; the second `@id("…")` with this id is the culprit.
+      const at = [...text.matchAll(/@id\s*\(\s*"((?:[^"\\]|\\.)*)"\s*\)/g)].filter(
+        (m) => m[1] === p.id,
+      )[1];
+      if (at)
+        Object.assign(error, sourcePosition(text, Buffer.byteLength(text.slice(0, at.index))));
+      errors.push(error);
+    }
+    seen.add(p.id);
+  }
+  return errors;
+}
+
+// Cedar reports a context error once per action the policy may apply to.
+function dedupe(errors: PolicyValidationError[]): PolicyValidationError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => {
+    const key = JSON.stringify([e.policyId, e.line, e.column, e.message]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function invalidPolicy(what: string, errors: DetailedError[]): GatehouseError {
+  const list = errors.map((e) => e.message).join('; ');
+  return new GatehouseError(ErrorCode.INVALID_POLICY, `Cannot prepare ${what}: ${list}.`, {
+    details: { errors: errors.map((e) => ({ message: e.message })) },
+  });
+}

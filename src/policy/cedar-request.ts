@@ -1,0 +1,106 @@
+import type { CedarValueJson, Context, Entities, EntityUid } from '@cedar-policy/cedar-wasm/nodejs';
+import type { PolicyRequest } from './policy-request.js';
+
+/** The principal, action, resource, context and entities of one Cedar authorization call. */
+export interface CedarRequest {
+  principal: EntityUid;
+  action: EntityUid;
+  resource: EntityUid;
+  context: Context;
+  entities: Entities;
+}
+
+const ns = 'Gatehouse';
+
+/**
+ * Builds the Cedar request of a policy request: `Agent::"<agentId>"` calls `Tool::"<toolId>"`,
+ * with the tenant → project → environment hierarchy as entities and the call's facts (input
+ * included, see {@link toCedarValue}) as context.
+ */
+export function toCedarRequest(req: PolicyRequest): CedarRequest {
+  const tenant = { type: `${ns}::Tenant`, id: req.tenant };
+  const project = { type: `${ns}::Project`, id: req.project };
+  const environment = { type: `${ns}::Environment`, id: req.environment.name };
+  const principal = { type: `${ns}::Agent`, id: req.agent.id };
+  const resource = { type: `${ns}::Tool`, id: req.tool.id };
+  const input = toCedarValue(req.input);
+  return {
+    principal,
+    action: { type: `${ns}::Action`, id: req.action ?? 'invoke' },
+    resource,
+    context: {
+      environment: req.environment.name,
+      environmentClass: req.environment.class,
+      frozen: req.environment.frozen,
+      effectiveClass: req.effectiveClass,
+      declaredClass: req.tool.declaredClass,
+      project: req.project,
+      tenant: req.tenant,
+      input: isRecord(input) ? input : {},
+    },
+    entities: [
+      { uid: tenant, attrs: {}, parents: [] },
+      { uid: project, attrs: {}, parents: [tenant] },
+      {
+        uid: environment,
+        attrs: { class: req.environment.class, frozen: req.environment.frozen },
+        parents: [project],
+      },
+      {
+        uid: principal,
+        attrs: { release: `${req.agent.id}@${req.agent.version}`, agentId: req.agent.id },
+        parents: [],
+      },
+      {
+        uid: resource,
+        attrs: {
+          toolId: req.tool.id,
+          version: req.tool.version,
+          kind: req.tool.kind,
+          declaredClass: req.tool.declaredClass,
+        },
+        parents: [],
+      },
+    ],
+  };
+}
+
+/**
+ * A JSON value as a Cedar value that means the same to a policy:
+ * - `null` (and `undefined`) members and elements are left out, so `has` is false for them;
+ * - integers within ±2^53 stay numbers (Cedar Long); other numbers become their JSON text, so a
+ *   numeric comparison on them fails to evaluate instead of silently not matching;
+ * - arrays become sets; object members named `__entity`, `__extn` or `__expr` are left out, since
+ *   Cedar would read them as escapes (an input must not be able to forge an entity reference).
+ * Returns undefined for a value that has no Cedar form (null, a function).
+ */
+export function toCedarValue(value: unknown): CedarValueJson | undefined {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isSafeInteger(value) ? value : JSON.stringify(value);
+    case 'bigint':
+      return value.toString();
+    case 'object': {
+      if (value === null) return undefined;
+      if (Array.isArray(value)) {
+        return value.map(toCedarValue).filter((v): v is CedarValueJson => v !== undefined);
+      }
+      const out: Record<string, CedarValueJson> = {};
+      for (const [key, member] of Object.entries(value)) {
+        if (key === '__entity' || key === '__extn' || key === '__expr') continue;
+        const converted = toCedarValue(member);
+        if (converted !== undefined) out[key] = converted;
+      }
+      return out;
+    }
+    default:
+      return undefined;
+  }
+}
+
+function isRecord(v: CedarValueJson | undefined): v is { [key: string]: CedarValueJson } {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

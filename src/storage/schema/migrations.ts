@@ -1,0 +1,158 @@
+import type { Kysely, Migration } from 'kysely';
+
+/** SQL dialects the migrations are written for. */
+export type SqlDialect = 'sqlite' | 'postgres';
+
+/**
+ * Versioned migrations, applied in name order at start. Written with Kysely's schema builder in the
+ * subset both SQLite and PostgreSQL accept; the only dialect-specific piece is the outbox sequence.
+ */
+export function migrations(dialect: SqlDialect): Record<string, Migration> {
+  return {
+    '0001_spine': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('tenants')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('projects')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('projects_pk', ['tenant', 'id'])
+          .execute();
+        await db.schema
+          .createTable('environments')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('project', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('class', 'text', (c) => c.notNull())
+          .addColumn('frozen', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('environments_pk', ['tenant', 'project', 'name'])
+          .execute();
+        await db.schema
+          .createTable('principals')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('roles', 'text', (c) => c.notNull())
+          .addColumn('project', 'text')
+          .addColumn('agent_id', 'text')
+          .addColumn('agent_version', 'text')
+          .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('applied_events')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('event_id', 'text', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('asset', 'text', (c) => c.notNull())
+          .addColumn('sequence', 'bigint')
+          .addColumn('digest', 'text', (c) => c.notNull())
+          .addColumn('applied_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('applied_events_pk', ['tenant', 'event_id'])
+          .execute();
+        await db.schema
+          .createTable('descriptors')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('tool_id', 'text', (c) => c.notNull())
+          .addColumn('version', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('descriptor', 'text', (c) => c.notNull())
+          .addColumn('digest', 'text', (c) => c.notNull())
+          .addColumn('in_flight_policy', 'text', (c) => c.notNull())
+          .addColumn('state_reason', 'text')
+          .addColumn('published_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('descriptors_pk', ['tenant', 'tool_id', 'version'])
+          .execute();
+        await db.schema
+          .createTable('agent_releases')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('agent_id', 'text', (c) => c.notNull())
+          .addColumn('version', 'text', (c) => c.notNull())
+          .addColumn('release', 'text', (c) => c.notNull())
+          .addColumn('digest', 'text', (c) => c.notNull())
+          .addColumn('published_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('agent_releases_pk', ['tenant', 'agent_id', 'version'])
+          .execute();
+        await db.schema
+          .createTable('policies')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('project', 'text', (c) => c.notNull())
+          .addColumn('text', 'text', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('policies_pk', ['tenant', 'project'])
+          .execute();
+        await db.schema
+          .createTable('invocations')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('principal', 'text', (c) => c.notNull())
+          .addColumn('idempotency_key', 'text', (c) => c.notNull())
+          .addColumn('request_hash', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('tool_id', 'text', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addUniqueConstraint('invocations_idempotency', [
+            'tenant',
+            'principal',
+            'idempotency_key',
+          ])
+          .execute();
+        await db.schema
+          .createIndex('invocations_status')
+          .on('invocations')
+          .columns(['status', 'tenant'])
+          .execute();
+        await db.schema
+          .createTable('receipts')
+          .addColumn('invocation_id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('envelope', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('audit_records')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('idx', 'bigint', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('leaf_hash', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('audit_records_pk', ['tenant', 'idx'])
+          .execute();
+        await db.schema
+          .createTable('checkpoints')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('tree_size', 'bigint', (c) => c.notNull())
+          .addColumn('root_hash', 'text', (c) => c.notNull())
+          .addColumn('timestamp', 'text', (c) => c.notNull())
+          .addColumn('keyid', 'text', (c) => c.notNull())
+          .addColumn('signature', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('checkpoints_pk', ['tenant', 'tree_size'])
+          .execute();
+        await db.schema
+          .createTable('outbox')
+          .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
+            dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+          )
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('at', 'text', (c) => c.notNull())
+          .addColumn('data', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('outbox_tenant')
+          .on('outbox')
+          .columns(['tenant', 'seq'])
+          .execute();
+      },
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The relational schema shared by every SQL implementation. Column types are the portable subset:
+ * text, integer, bigint; JSON is stored as text, booleans as 0/1 integers.
+ */
+export interface Tables {
+  tenants: { id: string; name: string; created_at: string };
+  projects: { tenant: string; id: string; created_at: string };
+  environments: {
+    tenant: string;
+    project: string;
+    name: string;
+    class: string;
+    frozen: number;
+  };
+  principals: {
+    id: string;
+    tenant: string;
+    name: string;
+    roles: string;
+    project: string | null;
+    agent_id: string | null;
+    agent_version: string | null;
+    token_hash: string;
+    created_at: string;
+  };
+  applied_events: {
+    tenant: string;
+    event_id: string;
+    type: string;
+    asset: string;
+    sequence: number | null;
+    digest: string;
+    applied_at: string;
+  };
+  descriptors: {
+    tenant: string;
+    tool_id: string;
+    version: string;
+    state: string;
+    descriptor: string;
+    digest: string;
+    in_flight_policy: string;
+    state_reason: string | null;
+    published_at: string;
+    updated_at: string;
+  };
+  agent_releases: {
+    tenant: string;
+    agent_id: string;
+    version: string;
+    release: string;
+    digest: string;
+    published_at: string;
+  };
+  policies: {
+    tenant: string;
+    project: string;
+    text: string;
+    version: number;
+    updated_at: string;
+  };
+  invocations: {
+    id: string;
+    tenant: string;
+    principal: string;
+    idempotency_key: string;
+    request_hash: string;
+    status: string;
+    tool_id: string;
+    record: string;
+    created_at: string;
+    updated_at: string;
+  };
+  receipts: { invocation_id: string; tenant: string; envelope: string };
+  audit_records: { tenant: string; idx: number; record: string; leaf_hash: string };
+  checkpoints: {
+    tenant: string;
+    tree_size: number;
+    root_hash: string;
+    timestamp: string;
+    keyid: string;
+    signature: string;
+  };
+  outbox: {
+    seq: Generated<number>;
+    tenant: string;
+    type: string;
+    subject: string;
+    at: string;
+    data: string;
+  };
+}

@@ -1,0 +1,82 @@
+import type { AuditStore, Checkpoint, StoredAuditRecord } from '../../audit/index.js';
+import type { SqliteDatabase } from './sqlite-database.js';
+
+/** {@link AuditStore} on SQLite. */
+export class SqliteAuditStore implements AuditStore {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  size(tenant: string): Promise<number> {
+    const r = this.db.first(
+      this.db.kysely
+        .selectFrom('audit_records')
+        .select((eb) => eb.fn.max('idx').as('top'))
+        .where('tenant', '=', tenant),
+    );
+    return Promise.resolve(r?.top === null || r?.top === undefined ? 0 : Number(r.top) + 1);
+  }
+
+  records(tenant: string, from: number, to: number): Promise<StoredAuditRecord[]> {
+    const rows = this.db.all(
+      this.db.kysely
+        .selectFrom('audit_records')
+        .selectAll()
+        .where('tenant', '=', tenant)
+        .where('idx', '>=', from)
+        .where('idx', '<', to)
+        .orderBy('idx'),
+    );
+    return Promise.resolve(
+      rows.map((r) => ({
+        tenant: r.tenant,
+        index: Number(r.idx),
+        record: r.record,
+        leafHash: r.leaf_hash,
+      })),
+    );
+  }
+
+  tenants(): Promise<string[]> {
+    const rows = this.db.all(
+      this.db.kysely.selectFrom('audit_records').select('tenant').distinct().orderBy('tenant'),
+    );
+    return Promise.resolve(rows.map((r) => r.tenant));
+  }
+
+  saveCheckpoint(cp: Checkpoint): Promise<void> {
+    return this.db.write(() => {
+      this.db.run(
+        this.db.kysely
+          .insertInto('checkpoints')
+          .values({
+            tenant: cp.tenant,
+            tree_size: cp.treeSize,
+            root_hash: cp.rootHash,
+            timestamp: cp.timestamp,
+            keyid: cp.keyid,
+            signature: cp.signature,
+          })
+          .onConflict((oc) => oc.columns(['tenant', 'tree_size']).doNothing()),
+      );
+    });
+  }
+
+  checkpoints(tenant: string): Promise<Checkpoint[]> {
+    const rows = this.db.all(
+      this.db.kysely
+        .selectFrom('checkpoints')
+        .selectAll()
+        .where('tenant', '=', tenant)
+        .orderBy('tree_size'),
+    );
+    return Promise.resolve(
+      rows.map((r) => ({
+        tenant: r.tenant,
+        treeSize: Number(r.tree_size),
+        rootHash: r.root_hash,
+        timestamp: r.timestamp,
+        keyid: r.keyid,
+        signature: r.signature,
+      })),
+    );
+  }
+}

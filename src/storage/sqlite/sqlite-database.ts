@@ -1,0 +1,146 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Compilable, Migration, MigrationProvider } from 'kysely';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import type { Tables } from '../schema/tables.js';
+import { migrations } from '../schema/migrations.js';
+
+/** Options of {@link SqliteDatabase.open}. */
+export interface SqliteDatabaseOptions {
+  /** A file path, or `:memory:`. */
+  file: string;
+  /**
+   * `full` (default) fsyncs every commit; `normal` survives a process crash but not a power cut.
+   * Commits are grouped, so `full` costs one fsync per batch, not per write.
+   */
+  synchronous?: 'full' | 'normal';
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+/**
+ * The embedded SQLite database: better-sqlite3 in WAL mode, Kysely as the query builder (its
+ * queries are compiled once per shape and run on cached prepared statements), migrations at open,
+ * and group commit: writes queued in the same turn of the event loop share one transaction and
+ * one fsync.
+ */
+export class SqliteDatabase {
+  readonly kysely: Kysely<Tables>;
+  private readonly statements = new Map<string, Statement>();
+  private queue: {
+    fn: () => unknown;
+    resolve: (v: unknown) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
+  private scheduled = false;
+  private closed = false;
+
+  private constructor(readonly raw: Database.Database) {
+    this.kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
+  }
+
+  /** Opens (creating when absent) and migrates the database. */
+  static async open(options: SqliteDatabaseOptions): Promise<SqliteDatabase> {
+    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
+    const raw = new Database(options.file);
+    raw.pragma('journal_mode = WAL');
+    raw.pragma(`synchronous = ${options.synchronous ?? 'full'}`);
+    raw.pragma('foreign_keys = ON');
+    raw.pragma('busy_timeout = 5000');
+    const db = new SqliteDatabase(raw);
+    await db.migrate();
+    return db;
+  }
+
+  private async migrate(): Promise<void> {
+    const all = migrations('sqlite');
+    const provider: MigrationProvider = {
+      getMigrations: () => Promise.resolve(all as Record<string, Migration>),
+    };
+    const { error, results } = await new Migrator({ db: this.kysely, provider }).migrateToLatest();
+    if (error) {
+      const failed = results?.find((r) => r.status === 'Error');
+      throw new Error(`database migration ${failed?.migrationName ?? '?'} failed`, {
+        cause: error,
+      });
+    }
+  }
+
+  private statement(sqlText: string): Statement {
+    let s = this.statements.get(sqlText);
+    if (!s) {
+      s = this.raw.prepare(sqlText);
+      this.statements.set(sqlText, s);
+    }
+    return s;
+  }
+
+  /** Runs a write query synchronously; call inside {@link write} for durability and atomicity. */
+  run(query: Compilable): Database.RunResult {
+    const c = query.compile();
+    return this.statement(c.sql).run(...(c.parameters as unknown[]));
+  }
+
+  /** Every row a query returns. */
+  all<T>(query: Compilable<T>): T[] {
+    const c = query.compile();
+    return this.statement(c.sql).all(...(c.parameters as unknown[])) as T[];
+  }
+
+  /** The first row a query returns, or undefined. */
+  first<T>(query: Compilable<T>): T | undefined {
+    const c = query.compile();
+    return this.statement(c.sql).get(...(c.parameters as unknown[])) as T | undefined;
+  }
+
+  /**
+   * Runs `fn` inside a transaction shared with the other writes queued in this turn, and resolves
+   * once that transaction is durably committed. If the shared transaction fails, each queued write
+   * is retried in a transaction of its own so one bad write cannot sink the others; a write that
+   * fails alone rejects with its own error and leaves nothing behind.
+   */
+  write<T>(fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('database is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const results: unknown[] = [];
+    try {
+      this.raw.transaction(() => {
+        for (const w of batch) results.push(w.fn());
+      })();
+      batch.forEach((w, i) => w.resolve(results[i]));
+      return;
+    } catch {
+      // Fall through: isolate the failing write.
+    }
+    for (const w of batch) {
+      try {
+        w.resolve(this.raw.transaction(w.fn)());
+      } catch (err) {
+        w.reject(err);
+      }
+    }
+  }
+
+  /** Flushes queued writes and closes the file. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.queue.length > 0) this.flush();
+    await this.kysely.destroy().catch(() => undefined);
+    if (this.raw.open) this.raw.close();
+  }
+}

@@ -1,0 +1,116 @@
+import type { AuditPosition } from '../../core/index.js';
+import type {
+  InvocationQuery,
+  InvocationRecord,
+  InvocationStatus,
+  InvocationStep,
+  InvocationStore,
+} from '../../invocation/index.js';
+import { appendLedger } from './sqlite-ledger.js';
+import type { SqliteDatabase } from './sqlite-database.js';
+
+/** {@link InvocationStore} on SQLite: the record as JSON beside the columns it is looked up by. */
+export class SqliteInvocationStore implements InvocationStore {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  findByKey(tenant: string, principal: string, key: string): Promise<InvocationRecord | undefined> {
+    const q = this.db.kysely
+      .selectFrom('invocations')
+      .select('record')
+      .where('tenant', '=', tenant)
+      .where('principal', '=', principal)
+      .where('idempotency_key', '=', key);
+    return Promise.resolve(parse(this.db.first(q)?.record));
+  }
+
+  get(tenant: string, id: string): Promise<InvocationRecord | undefined> {
+    const q = this.db.kysely
+      .selectFrom('invocations')
+      .select('record')
+      .where('id', '=', id)
+      .where('tenant', '=', tenant);
+    return Promise.resolve(parse(this.db.first(q)?.record));
+  }
+
+  list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]> {
+    let q = this.db.kysely.selectFrom('invocations').select('record').where('tenant', '=', tenant);
+    if (query.status) q = q.where('status', '=', query.status);
+    if (query.principal) q = q.where('principal', '=', query.principal);
+    const rows = this.db.all(q.orderBy('id', 'desc').limit(query.limit));
+    return Promise.resolve(rows.map((r) => parse(r.record)!));
+  }
+
+  listByStatus(status: InvocationStatus): Promise<InvocationRecord[]> {
+    const rows = this.db.all(
+      this.db.kysely
+        .selectFrom('invocations')
+        .select('record')
+        .where('status', '=', status)
+        .orderBy('id'),
+    );
+    return Promise.resolve(rows.map((r) => parse(r.record)!));
+  }
+
+  receipt(tenant: string, id: string): Promise<unknown> {
+    const row = this.db.first(
+      this.db.kysely
+        .selectFrom('receipts')
+        .select('envelope')
+        .where('invocation_id', '=', id)
+        .where('tenant', '=', tenant),
+    );
+    return Promise.resolve(row ? (JSON.parse(row.envelope) as unknown) : undefined);
+  }
+
+  save(step: InvocationStep): Promise<AuditPosition> {
+    return this.db.write(() => {
+      const positions = appendLedger(this.db, step.ledger);
+      const last = positions[positions.length - 1];
+      if (!last) throw new Error('an invocation step must append at least one audit record');
+      const record: InvocationRecord = { ...step.record, audit: last };
+      const receipt = step.seal?.(last);
+      const json = JSON.stringify(record);
+      this.db.run(
+        this.db.kysely
+          .insertInto('invocations')
+          .values({
+            id: record.id,
+            tenant: record.tenant,
+            principal: record.principal,
+            idempotency_key: record.idempotencyKey,
+            request_hash: record.requestHash,
+            status: record.status,
+            tool_id: `${record.tool.id}@${record.tool.version}`,
+            record: json,
+            created_at: record.createdAt,
+            updated_at: record.updatedAt,
+          })
+          .onConflict((oc) =>
+            oc
+              .column('id')
+              .doUpdateSet({ status: record.status, record: json, updated_at: record.updatedAt }),
+          ),
+      );
+      if (receipt !== undefined) {
+        this.db.run(
+          this.db.kysely
+            .insertInto('receipts')
+            .values({
+              invocation_id: record.id,
+              tenant: record.tenant,
+              envelope: JSON.stringify(receipt),
+            })
+            .onConflict((oc) =>
+              oc.column('invocation_id').doUpdateSet({ envelope: JSON.stringify(receipt) }),
+            ),
+        );
+      }
+      step.record.audit = last;
+      return last;
+    });
+  }
+}
+
+function parse(json: string | undefined): InvocationRecord | undefined {
+  return json === undefined ? undefined : (JSON.parse(json) as InvocationRecord);
+}

@@ -1,0 +1,5 @@
+export { Role, ROLES, hasRole } from './principal.js';
+export type { Principal } from './principal.js';
+export { Directory } from './directory.js';
+export type { DirectoryOptions, NewPrincipal } from './directory.js';
+export type { TenancyStore, Tenant, StoredPrincipal } from './tenancy-store.js';

@@ -1,0 +1,24 @@
+export { ToolKind, toolRef } from './descriptor.js';
+export type { ToolDescriptor, ClassRule } from './descriptor.js';
+export {
+  DescriptorState,
+  canTransitionDescriptor,
+  transitionDescriptor,
+} from './descriptor-state.js';
+export { agentReleaseRef } from './agent-release.js';
+export type { AgentRelease } from './agent-release.js';
+export { JsonSchemaValidator } from './json-schema.js';
+export type { SchemaViolation } from './json-schema.js';
+export { ReleaseEventParser } from './release-events.js';
+export type { ReleaseEvent, InFlightPolicy } from './release-events.js';
+export { validateDescriptor, compileDescriptorShape } from './validate-descriptor.js';
+export type { ExecutionCheck, ValidatedDescriptor } from './validate-descriptor.js';
+export { ToolRegistry } from './tool-registry.js';
+export type { RegisteredTool, EventOutcome, ToolRegistryOptions } from './tool-registry.js';
+export type {
+  ToolStore,
+  ToolStoreChange,
+  StoredDescriptor,
+  StoredAgentRelease,
+  AppliedEvent,
+} from './tool-store.js';

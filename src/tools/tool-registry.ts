@@ -1,0 +1,373 @@
+import type { ValidateFunction } from 'ajv';
+import {
+  ErrorCode,
+  EventType,
+  GatehouseError,
+  canonicalDigest,
+  compareClass,
+  isoTime,
+} from '../core/index.js';
+import type { Clock, LedgerEntries } from '../core/index.js';
+import { toolRef } from './descriptor.js';
+import { agentReleaseRef } from './agent-release.js';
+import { canTransitionDescriptor } from './descriptor-state.js';
+import type { DescriptorState } from './descriptor-state.js';
+import { JsonSchemaValidator } from './json-schema.js';
+import { ReleaseEventParser } from './release-events.js';
+import type { ReleaseEvent } from './release-events.js';
+import { compileDescriptorShape, validateDescriptor } from './validate-descriptor.js';
+import type { ExecutionCheck } from './validate-descriptor.js';
+import type {
+  AppliedEvent,
+  StoredAgentRelease,
+  StoredDescriptor,
+  ToolStore,
+  ToolStoreChange,
+} from './tool-store.js';
+
+/** A descriptor ready for the pipeline: as stored, plus its compiled input schema. */
+export interface RegisteredTool {
+  stored: StoredDescriptor;
+  validateInput: ValidateFunction;
+}
+
+/** What applying one event did. */
+export interface EventOutcome {
+  id: string;
+  type: ReleaseEvent['type'];
+  /** `applied` changed the registry; `duplicate` was already applied; `unchanged` was a no-op. */
+  result: 'applied' | 'duplicate' | 'unchanged';
+  message: string;
+}
+
+/** Options of {@link ToolRegistry.open}. */
+export interface ToolRegistryOptions {
+  store: ToolStore;
+  clock: Clock;
+  schemas: JsonSchemaValidator;
+  /** Whether this gateway can run a descriptor (its kind has an executor, its handler exists). */
+  canExecute: ExecutionCheck;
+}
+
+const key = (tenant: string, id: string, version: string) => `${tenant}\u0000${id}\u0000${version}`;
+
+/**
+ * The registry of versioned descriptors and agent releases, fed by release events (DESIGN §2).
+ * Reads are synchronous from memory (the pipeline's hot path); writes go through the store first.
+ */
+export class ToolRegistry {
+  private readonly tools = new Map<string, RegisteredTool>();
+  private readonly releases = new Map<string, StoredAgentRelease>();
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly parser: ReleaseEventParser;
+  private readonly shape: ValidateFunction;
+
+  private constructor(private readonly options: ToolRegistryOptions) {
+    this.parser = new ReleaseEventParser(options.schemas);
+    this.shape = compileDescriptorShape(options.schemas);
+  }
+
+  /** Loads every stored descriptor and release. */
+  static async open(options: ToolRegistryOptions): Promise<ToolRegistry> {
+    const registry = new ToolRegistry(options);
+    const { descriptors, agentReleases } = await options.store.loadAll();
+    for (const d of descriptors) {
+      const { id, version } = d.descriptor;
+      registry.tools.set(key(d.tenant, id, version), {
+        stored: d,
+        validateInput: options.schemas.compile(d.descriptor.inputSchema),
+      });
+    }
+    for (const r of agentReleases) {
+      registry.releases.set(key(r.tenant, r.release.agentId, r.release.version), r);
+    }
+    return registry;
+  }
+
+  /** The descriptor version, in any state, or undefined. */
+  tool(tenant: string, id: string, version: string): RegisteredTool | undefined {
+    return this.tools.get(key(tenant, id, version));
+  }
+
+  /** The agent release, or undefined. */
+  agentRelease(tenant: string, agentId: string, version: string): StoredAgentRelease | undefined {
+    return this.releases.get(key(tenant, agentId, version));
+  }
+
+  /** Every descriptor version of a tenant, sorted by id then publication. */
+  list(tenant: string): StoredDescriptor[] {
+    const prefix = `${tenant}\u0000`;
+    return [...this.tools.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .map(([, t]) => t.stored)
+      .sort(
+        (a, b) =>
+          a.descriptor.id.localeCompare(b.descriptor.id) ||
+          a.publishedAt.localeCompare(b.publishedAt),
+      );
+  }
+
+  /**
+   * Parses and applies release events in order, each atomically with its audit record.
+   * Every event is checked for shape before any is applied; the first event refused stops the
+   * batch, and the error's details list the ids applied before it.
+   * @throws GatehouseError INVALID_EVENT / INVALID_DESCRIPTOR (malformed or refused),
+   * CONFLICT (an id reused with other content, an immutable version changed, out of order).
+   */
+  async applyEvents(tenant: string, values: unknown[], actor: string): Promise<EventOutcome[]> {
+    const events = values.map((v, i) => this.parser.parse(v, values.length > 1 ? `/${i}` : ''));
+    for (const e of events) {
+      if (e.tenant !== undefined && e.tenant !== tenant) {
+        throw new GatehouseError(
+          ErrorCode.FORBIDDEN,
+          `Event ${JSON.stringify(e.id)} names tenant ${JSON.stringify(e.tenant)}, but you publish for tenant ${JSON.stringify(tenant)}.`,
+        );
+      }
+    }
+    const outcomes: EventOutcome[] = [];
+    for (const e of events) {
+      try {
+        outcomes.push(
+          await this.serialized(tenant, assetOf(e), () => this.applyOne(tenant, e, actor)),
+        );
+      } catch (err) {
+        if (err instanceof GatehouseError) err.details.applied = outcomes.map((o) => o.id);
+        throw err;
+      }
+    }
+    return outcomes;
+  }
+
+  private serialized<T>(tenant: string, asset: string, fn: () => Promise<T>): Promise<T> {
+    const k = `${tenant}\u0000${asset}`;
+    const run = (this.chains.get(k) ?? Promise.resolve()).then(fn, fn);
+    const settled = run.catch(() => undefined);
+    this.chains.set(k, settled);
+    void settled.then(() => {
+      if (this.chains.get(k) === settled) this.chains.delete(k);
+    });
+    return run;
+  }
+
+  private async applyOne(tenant: string, e: ReleaseEvent, actor: string): Promise<EventOutcome> {
+    const digest = canonicalDigest(e);
+    const asset = assetOf(e);
+    const seen = await this.options.store.findEvent(tenant, e.id);
+    if (seen) {
+      if (seen.digest !== digest) {
+        throw new GatehouseError(
+          ErrorCode.CONFLICT,
+          `Event id ${JSON.stringify(e.id)} was already applied with different content; give a new event a new id.`,
+        );
+      }
+      return { id: e.id, type: e.type, result: 'duplicate', message: 'already applied' };
+    }
+    if (e.sequence !== undefined) {
+      const last = await this.options.store.lastSequence(tenant, asset);
+      if (last !== undefined && e.sequence <= last) {
+        throw new GatehouseError(
+          ErrorCode.CONFLICT,
+          `Event ${JSON.stringify(e.id)} has sequence ${e.sequence} for ${asset}, but sequence ${last} was already applied: events of one asset apply in order.`,
+        );
+      }
+    }
+    const now = isoTime(this.options.clock.now());
+    const event: AppliedEvent = {
+      tenant,
+      eventId: e.id,
+      type: e.type,
+      asset,
+      sequence: e.sequence ?? null,
+      digest,
+      appliedAt: now,
+    };
+    const plan = this.plan(tenant, e, now, actor);
+    const change: ToolStoreChange = { event, ledger: plan.ledger };
+    if (plan.descriptor) change.descriptor = plan.descriptor;
+    if (plan.agentRelease) change.agentRelease = plan.agentRelease;
+    await this.options.store.apply(change);
+    if (plan.descriptor) {
+      const d = plan.descriptor.descriptor;
+      const current = this.tools.get(key(tenant, d.id, d.version));
+      this.tools.set(key(tenant, d.id, d.version), {
+        stored: plan.descriptor,
+        validateInput: plan.validateInput ?? current!.validateInput,
+      });
+    }
+    if (plan.agentRelease) {
+      const r = plan.agentRelease.release;
+      this.releases.set(key(tenant, r.agentId, r.version), plan.agentRelease);
+    }
+    return { id: e.id, type: e.type, result: plan.result, message: plan.message };
+  }
+
+  private plan(tenant: string, e: ReleaseEvent, now: string, actor: string): Plan {
+    const ledger = (
+      type: string,
+      subject: string,
+      data: Record<string, unknown>,
+      eventType?: EventType,
+    ): LedgerEntries => ({
+      audit: [{ tenant, type, subject, at: now, actor, data: { eventId: e.id, ...data } }],
+      events: eventType ? [{ type: eventType, tenant, subject, at: now, data }] : [],
+    });
+    switch (e.type) {
+      case 'AssetReleasePublished': {
+        const { assetId, version } = e.data;
+        const v = validateDescriptor(
+          e.data.descriptor,
+          this.options.schemas,
+          this.shape,
+          this.options.canExecute,
+          '/data/descriptor',
+        );
+        if (v.descriptor.id !== assetId || v.descriptor.version !== version) {
+          throw new GatehouseError(
+            ErrorCode.INVALID_EVENT,
+            `Event ${JSON.stringify(e.id)} publishes ${assetId}@${version} but its descriptor says ${toolRef(v.descriptor)}; they must match.`,
+            { details: { pointer: '/data/descriptor/id' } },
+          );
+        }
+        const existing = this.tools.get(key(tenant, assetId, version));
+        const subject = `tool/${assetId}@${version}`;
+        if (existing) {
+          if (existing.stored.digest !== v.digest) {
+            throw new GatehouseError(
+              ErrorCode.CONFLICT,
+              `${assetId}@${version} is already published with another descriptor (digest ${existing.stored.digest}); descriptors are immutable, publish a new version.`,
+            );
+          }
+          return {
+            result: 'unchanged',
+            message: `${assetId}@${version} already published (${existing.stored.state})`,
+            ledger: ledger('descriptor.republished', subject, { digest: v.digest }),
+          };
+        }
+        const descriptor: StoredDescriptor = {
+          tenant,
+          descriptor: v.descriptor,
+          digest: v.digest,
+          state: 'active',
+          inFlightPolicy: e.data.inFlightPolicy ?? 'finish',
+          stateReason: null,
+          publishedAt: now,
+          updatedAt: now,
+        };
+        return {
+          result: 'applied',
+          message: `${assetId}@${version} is active`,
+          descriptor,
+          validateInput: v.validateInput,
+          ledger: ledger(
+            'descriptor.activated',
+            subject,
+            { digest: v.digest, class: v.descriptor.sideEffect.class, kind: v.descriptor.kind },
+            EventType.DescriptorActivated,
+          ),
+        };
+      }
+      case 'AssetReleaseDeprecated':
+      case 'AssetReleaseRevoked': {
+        const { assetId, version } = e.data;
+        const to: DescriptorState = e.type === 'AssetReleaseDeprecated' ? 'deprecated' : 'revoked';
+        const existing = this.tools.get(key(tenant, assetId, version));
+        if (!existing) {
+          throw new GatehouseError(
+            ErrorCode.CONFLICT,
+            `${assetId}@${version} has not been published in tenant ${tenant}, so it cannot be ${to}; publish it first (events of one asset apply in order).`,
+          );
+        }
+        const from = existing.stored.state;
+        const subject = `tool/${assetId}@${version}`;
+        if (from === to) {
+          return {
+            result: 'unchanged',
+            message: `${assetId}@${version} is already ${to}`,
+            ledger: ledger(`descriptor.${to}.repeated`, subject, {}),
+          };
+        }
+        if (!canTransitionDescriptor(from, to)) {
+          throw new GatehouseError(
+            ErrorCode.CONFLICT,
+            `${assetId}@${version} is ${from}; it cannot become ${to}.`,
+          );
+        }
+        const reason = e.data.reason ?? null;
+        return {
+          result: 'applied',
+          message: `${assetId}@${version} is ${to}`,
+          descriptor: { ...existing.stored, state: to, stateReason: reason, updatedAt: now },
+          ledger: ledger(
+            `descriptor.${to}`,
+            subject,
+            { from, to, reason, inFlightPolicy: existing.stored.inFlightPolicy },
+            EventType.DescriptorRetired,
+          ),
+        };
+      }
+      case 'AgentReleasePublished': {
+        const { agentId, version, closure, policy } = e.data;
+        const problems: string[] = [];
+        closure.forEach((t, i) => {
+          const found = this.tools.get(key(tenant, t.id, t.version));
+          const at = `/data/closure/${i}`;
+          if (!found) problems.push(`${at} ${t.id}@${t.version} is not a published tool`);
+          else if (found.stored.state !== 'active')
+            problems.push(`${at} ${t.id}@${t.version} is ${found.stored.state}`);
+          else if (compareClass(found.stored.descriptor.sideEffect.class, policy.maxClass) > 0) {
+            problems.push(
+              `${at} ${t.id}@${t.version} declares class ${found.stored.descriptor.sideEffect.class}, above the release's maxClass ${policy.maxClass}`,
+            );
+          }
+        });
+        if (problems.length > 0) {
+          throw new GatehouseError(
+            ErrorCode.INVALID_EVENT,
+            `Agent release ${agentId}@${version} is rejected: ${problems.join('; ')}.`,
+            { details: { problems } },
+          );
+        }
+        const release = { agentId, version, closure, policy };
+        const digest = canonicalDigest(release);
+        const existing = this.releases.get(key(tenant, agentId, version));
+        const subject = `agent/${agentReleaseRef(release)}`;
+        if (existing) {
+          if (existing.digest !== digest) {
+            throw new GatehouseError(
+              ErrorCode.CONFLICT,
+              `Agent release ${agentReleaseRef(release)} is already published with another closure or policy; publish a new version.`,
+            );
+          }
+          return {
+            result: 'unchanged',
+            message: `${agentReleaseRef(release)} already published`,
+            ledger: ledger('agent-release.republished', subject, { digest }),
+          };
+        }
+        return {
+          result: 'applied',
+          message: `${agentReleaseRef(release)} is published with ${closure.length} tools`,
+          agentRelease: { tenant, release, digest, publishedAt: now },
+          ledger: ledger('agent-release.published', subject, {
+            digest,
+            closure,
+            maxClass: policy.maxClass,
+          }),
+        };
+      }
+    }
+  }
+}
+
+interface Plan {
+  result: EventOutcome['result'];
+  message: string;
+  descriptor?: StoredDescriptor;
+  validateInput?: ValidateFunction;
+  agentRelease?: StoredAgentRelease;
+  ledger: LedgerEntries;
+}
+
+function assetOf(e: ReleaseEvent): string {
+  return e.type === 'AgentReleasePublished' ? `agent/${e.data.agentId}` : `tool/${e.data.assetId}`;
+}

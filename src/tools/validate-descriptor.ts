@@ -1,0 +1,106 @@
+import type { ValidateFunction } from 'ajv';
+import { ErrorCode, GatehouseError, canonicalDigest, isSideEffectClass } from '../core/index.js';
+import type { ToolDescriptor } from './descriptor.js';
+import { ToolKind } from './descriptor.js';
+import { JsonSchemaValidator } from './json-schema.js';
+import { descriptorSchema } from './event-schemas.js';
+
+/**
+ * Says whether this gateway can run a descriptor's kind and execution config: null when it can,
+ * otherwise a sentence saying why not (e.g. "no native handler named x is registered").
+ */
+export type ExecutionCheck = (descriptor: ToolDescriptor) => string | null;
+
+/** A descriptor that passed publication checks, with what the pipeline needs of it. */
+export interface ValidatedDescriptor {
+  descriptor: ToolDescriptor;
+  /** SHA-256 (hex) of the descriptor's RFC 8785 canonical JSON. */
+  digest: string;
+  /** The compiled input schema. */
+  validateInput: ValidateFunction;
+}
+
+const kinds = Object.values(ToolKind) as string[];
+
+/**
+ * Validates a descriptor at publication: its shape, its kind (known and runnable here), its class,
+ * its class rules, and that its input (and output) schemas compile.
+ * @throws GatehouseError INVALID_DESCRIPTOR naming each problem and where (`pointerBase` prefixes
+ * every pointer, e.g. `/data/descriptor`).
+ */
+export function validateDescriptor(
+  value: unknown,
+  schemas: JsonSchemaValidator,
+  shape: ValidateFunction,
+  canExecute: ExecutionCheck,
+  pointerBase = '',
+): ValidatedDescriptor {
+  const problems = JsonSchemaValidator.violations(shape, value).map((v) => ({
+    pointer: pointerBase + v.pointer,
+    message: v.message,
+  }));
+  if (problems.length > 0) throw invalid(problems);
+  const d = value as ToolDescriptor;
+  const at = (p: string) => pointerBase + p;
+  if (!kinds.includes(d.kind)) {
+    problems.push({
+      pointer: at('/kind'),
+      message: `is "${d.kind}"; known kinds are ${kinds.join(', ')}`,
+    });
+  }
+  if (!isSideEffectClass(d.sideEffect.class)) {
+    problems.push({
+      pointer: at('/sideEffect/class'),
+      message: `is "${String(d.sideEffect.class)}"; it must be read, workspace-write, shared-write or production`,
+    });
+  }
+  (d.sideEffect.rules ?? []).forEach((rule, i) => {
+    if (rule.matches !== undefined) {
+      try {
+        new RegExp(rule.matches);
+      } catch (err) {
+        problems.push({
+          pointer: at(`/sideEffect/rules/${i}/matches`),
+          message: `is not a valid regular expression (${(err as Error).message})`,
+        });
+      }
+    }
+  });
+  let validateInput: ValidateFunction | undefined;
+  try {
+    validateInput = schemas.compile(d.inputSchema);
+  } catch (err) {
+    problems.push({
+      pointer: at('/inputSchema'),
+      message: `does not compile as JSON Schema 2020-12: ${(err as Error).message}`,
+    });
+  }
+  if (d.outputSchema) {
+    try {
+      schemas.compile(d.outputSchema);
+    } catch (err) {
+      problems.push({
+        pointer: at('/outputSchema'),
+        message: `does not compile as JSON Schema 2020-12: ${(err as Error).message}`,
+      });
+    }
+  }
+  if (problems.length === 0) {
+    const reason = canExecute(d);
+    if (reason !== null) problems.push({ pointer: at('/execution'), message: reason });
+  }
+  if (problems.length > 0 || !validateInput) throw invalid(problems);
+  return { descriptor: d, digest: canonicalDigest(d), validateInput };
+}
+
+/** The compiled shape check of descriptors, made once per gateway. */
+export function compileDescriptorShape(schemas: JsonSchemaValidator): ValidateFunction {
+  return schemas.compile(descriptorSchema);
+}
+
+function invalid(problems: { pointer: string; message: string }[]): GatehouseError {
+  const list = problems.map((p) => `${p.pointer || '/'} ${p.message}`).join('; ');
+  return new GatehouseError(ErrorCode.INVALID_DESCRIPTOR, `Invalid descriptor: ${list}.`, {
+    details: { violations: problems },
+  });
+}
