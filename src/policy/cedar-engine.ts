@@ -7,7 +7,7 @@ import { toCedarRequest } from './cedar-request.js';
 import { parsePolicySource } from './policy-source.js';
 import type { ParsedPolicy } from './policy-source.js';
 import type { PolicyRequest } from './policy-request.js';
-import { readsInput } from './reads-input.js';
+import { policyReads } from './policy-reads.js';
 import { sourcePosition } from './source-position.js';
 
 /** One problem of a policy text, with where it is when Cedar says. */
@@ -51,6 +51,8 @@ export interface AuthorizationResult {
 export type PolicySources = Readonly<Record<string, string>>;
 
 interface PreparedEntry extends PreparedPolicySet {
+  /** Whether a condition reads entities; when none does, requests carry none (faster). */
+  readsEntities: boolean;
   effects: Map<string, PolicyJson['effect']>;
   annotations: Map<string, Record<string, string>>;
 }
@@ -103,6 +105,7 @@ export class CedarEngine {
     const entry: PreparedEntry = {
       policyIds: [],
       inputIndependent: true,
+      readsEntities: false,
       effects: new Map(),
       annotations: new Map(),
     };
@@ -118,7 +121,9 @@ export class CedarEngine {
         entry.policyIds.push(id);
         entry.effects.set(id, p.json.effect);
         entry.annotations.set(id, p.json.annotations ?? {});
-        if (readsInput(p.json)) entry.inputIndependent = false;
+        const reads = policyReads(p.json);
+        if (reads.input) entry.inputIndependent = false;
+        if (reads.entities) entry.readsEntities = true;
       }
     }
     const answer = cedar.preparsePolicySet(this.namespace + setId, { staticPolicies });
@@ -148,7 +153,7 @@ export class CedarEngine {
     const entry = this.sets.get(setId);
     if (!entry) throw new IllegalStateError(`policy set ${setId} was never prepared`);
     const answer = cedar.statefulIsAuthorized({
-      ...toCedarRequest(request),
+      ...toCedarRequest(request, { input: !entry.inputIndependent, entities: entry.readsEntities }),
       preparsedPolicySetId: this.namespace + setId,
       validateRequest: false,
     });

@@ -15,19 +15,18 @@ const ns = 'Gatehouse';
 /**
  * Builds the Cedar request of a policy request: `Agent::"<agentId>"` calls `Tool::"<toolId>"`,
  * with the tenant → project → environment hierarchy as entities and the call's facts (input
- * included, see {@link toCedarValue}) as context.
+ * included, see {@link toCedarValue}) as context. Crossing into Cedar costs time per value, so
+ * `include` leaves out the input (as `{}`) and the entities when the policy set reads neither.
  */
-export function toCedarRequest(req: PolicyRequest): CedarRequest {
-  const tenant = { type: `${ns}::Tenant`, id: req.tenant };
-  const project = { type: `${ns}::Project`, id: req.project };
-  const environment = { type: `${ns}::Environment`, id: req.environment.name };
-  const principal = { type: `${ns}::Agent`, id: req.agent.id };
-  const resource = { type: `${ns}::Tool`, id: req.tool.id };
-  const input = toCedarValue(req.input);
+export function toCedarRequest(
+  req: PolicyRequest,
+  include: { input: boolean; entities: boolean } = { input: true, entities: true },
+): CedarRequest {
+  const input = include.input ? toCedarValue(req.input) : undefined;
   return {
-    principal,
+    principal: { type: `${ns}::Agent`, id: req.agent.id },
     action: { type: `${ns}::Action`, id: req.action ?? 'invoke' },
-    resource,
+    resource: { type: `${ns}::Tool`, id: req.tool.id },
     context: {
       environment: req.environment.name,
       environmentClass: req.environment.class,
@@ -38,31 +37,37 @@ export function toCedarRequest(req: PolicyRequest): CedarRequest {
       tenant: req.tenant,
       input: isRecord(input) ? input : {},
     },
-    entities: [
-      { uid: tenant, attrs: {}, parents: [] },
-      { uid: project, attrs: {}, parents: [tenant] },
-      {
-        uid: environment,
-        attrs: { class: req.environment.class, frozen: req.environment.frozen },
-        parents: [project],
-      },
-      {
-        uid: principal,
-        attrs: { release: `${req.agent.id}@${req.agent.version}`, agentId: req.agent.id },
-        parents: [],
-      },
-      {
-        uid: resource,
-        attrs: {
-          toolId: req.tool.id,
-          version: req.tool.version,
-          kind: req.tool.kind,
-          declaredClass: req.tool.declaredClass,
-        },
-        parents: [],
-      },
-    ],
+    entities: include.entities ? requestEntities(req) : [],
   };
+}
+
+function requestEntities(req: PolicyRequest): Entities {
+  const tenant = { type: `${ns}::Tenant`, id: req.tenant };
+  const project = { type: `${ns}::Project`, id: req.project };
+  return [
+    { uid: tenant, attrs: {}, parents: [] },
+    { uid: project, attrs: {}, parents: [tenant] },
+    {
+      uid: { type: `${ns}::Environment`, id: req.environment.name },
+      attrs: { class: req.environment.class, frozen: req.environment.frozen },
+      parents: [project],
+    },
+    {
+      uid: { type: `${ns}::Agent`, id: req.agent.id },
+      attrs: { release: `${req.agent.id}@${req.agent.version}`, agentId: req.agent.id },
+      parents: [],
+    },
+    {
+      uid: { type: `${ns}::Tool`, id: req.tool.id },
+      attrs: {
+        toolId: req.tool.id,
+        version: req.tool.version,
+        kind: req.tool.kind,
+        declaredClass: req.tool.declaredClass,
+      },
+      parents: [],
+    },
+  ];
 }
 
 /**

@@ -25,6 +25,9 @@ export class JsonSchemaValidator {
       useDefaults: false,
       coerceTypes: false,
       validateFormats: true,
+      // Descriptors are compiled one by one and again on every start: a schema's $id must not be
+      // registered globally, or the same $id in a second version (or a republish) would throw.
+      addUsedSchema: false,
     });
     addFormats(this.ajv);
   }

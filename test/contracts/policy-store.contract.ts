@@ -12,11 +12,11 @@ export function policyStoreContract(
   make: () => Promise<{ store: PolicyStore; close(): Promise<void> }>,
 ): void {
   async function withStore(body: (store: PolicyStore) => Promise<void>): Promise<void> {
-    const { store, close } = await make();
+    const made = await make();
     try {
-      await body(store);
+      await body(made.store);
     } finally {
-      await close();
+      await made.close();
     }
   }
 
@@ -54,7 +54,11 @@ export function policyStoreContract(
     it('keeps the newest version of a scope', () =>
       withStore(async (store) => {
         const v1 = policy();
-        const v2 = policy({ version: 2, text: 'forbid (principal, action, resource);', updatedAt: '2026-01-02T00:00:00.000Z' });
+        const v2 = policy({
+          version: 2,
+          text: 'forbid (principal, action, resource);',
+          updatedAt: '2026-01-02T00:00:00.000Z',
+        });
         await store.put(v1, audit(v1));
         await store.put(v2, audit(v2));
         expect(await store.get('acme', null)).toEqual(v2);
@@ -94,7 +98,9 @@ export function policyStoreContract(
         expect(await store.get('globex', null)).toEqual(elsewhere);
         expect(await store.get('globex', 'web')).toBeUndefined();
         const byScope = (a: StoredPolicy, b: StoredPolicy) =>
-          JSON.stringify([a.tenant, a.project]).localeCompare(JSON.stringify([b.tenant, b.project]));
+          JSON.stringify([a.tenant, a.project]).localeCompare(
+            JSON.stringify([b.tenant, b.project]),
+          );
         expect((await store.list()).sort(byScope)).toEqual(
           [tenant, project, other, elsewhere].sort(byScope),
         );

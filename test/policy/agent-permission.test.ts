@@ -13,8 +13,12 @@ const release = {
 
 describe('checkAgentPermission', () => {
   it('allows a tool version in the release closure', () => {
-    expect(checkAgentPermission(release, { id: 'git.push', version: '1.2.0' })).toEqual({ allowed: true });
-    expect(checkAgentPermission(release, { id: 'fs.read', version: '1.1.0' })).toEqual({ allowed: true });
+    expect(checkAgentPermission(release, { id: 'git.push', version: '1.2.0' })).toEqual({
+      allowed: true,
+    });
+    expect(checkAgentPermission(release, { id: 'fs.read', version: '1.1.0' })).toEqual({
+      allowed: true,
+    });
   });
 
   it('says when the tool is not in the closure at all', () => {

@@ -5,20 +5,31 @@ import { policyRequest } from './requests.js';
 const engine = new CedarEngine();
 
 describe('CedarEngine.validatePolicies', () => {
+  // Twelve policies, so Cedar's ids (policy0 … policy11) sort differently from text order.
+  const twelve = Array.from({ length: 12 }, (_, i) =>
+    i % 5 === 0
+      ? `@id("p-${i}") permit (principal, action, resource);`
+      : `permit (principal, action, resource) when { context.tenant == "t${i}" };`,
+  );
+
   it('accepts a valid text and lists @id and default ids in text order', () => {
-    const text = [
-      '@id("allow-all") permit (principal, action, resource);',
-      ...Array.from({ length: 11 }, (_, i) => `permit (principal, action, resource) when { context.tenant == "t${i}" };`),
-    ].join('\n');
-    const result = engine.validatePolicies(text);
+    const result = engine.validatePolicies(twelve.join('\n'));
     expect(result).toEqual({
       ok: true,
-      policyIds: ['allow-all', ...Array.from({ length: 11 }, (_, i) => `policy${i + 1}`)],
+      policyIds: twelve.map((_, i) => (i % 5 === 0 ? `p-${i}` : `policy${i}`)),
     });
   });
 
+  it('names the right policy of many in a validation error', () => {
+    const text = [...twelve];
+    text[10] = '@id("bad") permit (principal, action, resource) when { context.nope };';
+    const result = engine.validatePolicies(text.join('\n'));
+    expect(result).toMatchObject({ ok: false, errors: [{ policyId: 'bad', line: 11 }] });
+  });
+
   it('reports a syntax error with its line and column', () => {
-    const text = '// é comment\n@id("a")\npermit (principal, action, resource)\nwhen { context.frozen == };';
+    const text =
+      '// é comment\n@id("a")\npermit (principal, action, resource)\nwhen { context.frozen == };';
     const result = engine.validatePolicies(text);
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -39,7 +50,9 @@ describe('CedarEngine.validatePolicies', () => {
         policyId: 'typo',
         line: 4,
         column: 10,
-        message: expect.stringMatching(/attribute `environmnt` in context not found.*did you mean `environment`/) as unknown,
+        message: expect.stringMatching(
+          /attribute `environmnt` in context not found.*did you mean `environment`/,
+        ) as unknown,
       },
     ]);
   });
@@ -82,7 +95,9 @@ describe('CedarEngine.validatePolicies', () => {
     );
     expect(result).toEqual({
       ok: false,
-      errors: [{ message: 'another policy already has the id "x"', policyId: 'x', line: 3, column: 1 }],
+      errors: [
+        { message: 'another policy already has the id "x"', policyId: 'x', line: 3, column: 1 },
+      ],
     });
   });
 
@@ -167,7 +182,10 @@ describe('CedarEngine.authorize', () => {
       'inputs',
       '@id("p") permit (principal, action, resource) when { !(context.input has gone) && context.input.tags.contains("a") };',
     );
-    const decision = engine.authorize('inputs', policyRequest({ input: { gone: null, tags: ['a', null] } }));
+    const decision = engine.authorize(
+      'inputs',
+      policyRequest({ input: { gone: null, tags: ['a', null] } }),
+    );
     expect(decision.decision).toBe('allow');
   });
 

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GatehouseError, ManualClock, isGatehouseError } from '../../src/core/index.js';
+import { ManualClock, isGatehouseError } from '../../src/core/index.js';
+import type { GatehouseError } from '../../src/core/index.js';
 import {
   CedarEngine,
   MemoryPolicyStore,
@@ -38,9 +39,11 @@ describe('TenantPolicy.replace and read', () => {
       version: 1,
       policyIds: ['no-push-to-main'],
     });
-    expect(await policy.replace('acme', undefined, defaultTenantPolicy(), 'admin-1')).toMatchObject({
-      version: 2,
-    });
+    expect(await policy.replace('acme', undefined, defaultTenantPolicy(), 'admin-1')).toMatchObject(
+      {
+        version: 2,
+      },
+    );
     expect(await policy.read('acme', 'web')).toEqual({
       text: noMain,
       version: 1,
@@ -52,9 +55,18 @@ describe('TenantPolicy.replace and read', () => {
       subject: 'policy/acme/web',
       actor: 'admin-2',
       at: '2026-01-01T00:00:01.000Z',
-      data: { project: 'web', version: 1, previousVersion: null, policyIds: ['no-push-to-main'], text: noMain },
+      data: {
+        project: 'web',
+        version: 1,
+        previousVersion: null,
+        policyIds: ['no-push-to-main'],
+        text: noMain,
+      },
     });
-    expect(store.audit[2]).toMatchObject({ subject: 'policy/acme', data: { version: 2, previousVersion: 1 } });
+    expect(store.audit[2]).toMatchObject({
+      subject: 'policy/acme',
+      data: { version: 2, previousVersion: 1 },
+    });
   });
 
   it('refuses an invalid text with every error and its line, changing nothing', async () => {
@@ -75,7 +87,12 @@ describe('TenantPolicy.replace and read', () => {
 
   it('refuses a syntax error with its line', async () => {
     await expect(
-      policy.replace('acme', 'web', 'permit (principal, action, resource);\nforbid (principal, action resource);', 'a'),
+      policy.replace(
+        'acme',
+        'web',
+        'permit (principal, action, resource);\nforbid (principal, action resource);',
+        'a',
+      ),
     ).rejects.toThrow(/line 2, column \d+: unexpected token/);
     expect(await policy.read('acme', 'web')).toBeUndefined();
   });
@@ -85,13 +102,19 @@ describe('TenantPolicy.evaluate', () => {
   it('falls back to the default tenant policy for a tenant with none stored', () => {
     const d = policy.evaluate(policyRequest());
     expect(d).toMatchObject({ decision: 'allow', determiningPolicies: ['tenant:invoke-any-tool'] });
-    expect(d.reason).toBe('Policy tenant:invoke-any-tool permits agent coder@1.0.0 to invoke git.push@1.2.0 in environment dev.');
+    expect(d.reason).toBe(
+      'Policy tenant:invoke-any-tool permits agent coder@1.0.0 to invoke git.push@1.2.0 in environment dev.',
+    );
   });
 
   it('evaluates tenant and project policies together and says which scope decided', async () => {
     await policy.replace('acme', 'web', noMain, 'admin');
     const main = policy.evaluate(policyRequest({ input: { branch: 'main' } }));
-    expect(main).toMatchObject({ decision: 'deny', determiningPolicies: ['project:no-push-to-main'], cached: false });
+    expect(main).toMatchObject({
+      decision: 'deny',
+      determiningPolicies: ['project:no-push-to-main'],
+      cached: false,
+    });
     expect(main.reason).toBe(
       'Policy project:no-push-to-main forbids agent coder@1.0.0 from invoking git.push@1.2.0 in environment dev ' +
         '(pushes to main go through a pull request). Change the call, or ask a platform admin to change the policy.',
@@ -101,7 +124,9 @@ describe('TenantPolicy.evaluate', () => {
       determiningPolicies: ['tenant:invoke-any-tool'],
     });
     // Another project of the tenant is not under web's policy.
-    expect(policy.evaluate(policyRequest({ project: 'api', input: { branch: 'main' } })).decision).toBe('allow');
+    expect(
+      policy.evaluate(policyRequest({ project: 'api', input: { branch: 'main' } })).decision,
+    ).toBe('allow');
   });
 
   it('lets a tenant forbid what a project permits', async () => {
@@ -111,7 +136,12 @@ describe('TenantPolicy.evaluate', () => {
       '@id("no-shell") forbid (principal, action, resource) when { resource.kind == "shell" };',
       'admin',
     );
-    await policy.replace('acme', 'web', '@id("all") permit (principal, action, resource);', 'admin');
+    await policy.replace(
+      'acme',
+      'web',
+      '@id("all") permit (principal, action, resource);',
+      'admin',
+    );
     expect(policy.evaluate(policyRequest())).toMatchObject({
       decision: 'deny',
       determiningPolicies: ['tenant:no-shell'],
@@ -122,7 +152,9 @@ describe('TenantPolicy.evaluate', () => {
     await policy.replace('acme', undefined, '// nothing permitted', 'admin');
     const d = policy.evaluate(policyRequest());
     expect(d).toMatchObject({ decision: 'deny', determiningPolicies: [] });
-    expect(d.reason).toMatch(/^No policy of tenant acme or project web permits agent coder@1\.0\.0 to invoke git\.push@1\.2\.0 .*Ask a platform admin/);
+    expect(d.reason).toMatch(
+      /^No policy of tenant acme or project web permits agent coder@1\.0\.0 to invoke git\.push@1\.2\.0 .*Ask a platform admin/,
+    );
   });
 
   it('caches decisions of sets that ignore the input', () => {
@@ -154,7 +186,12 @@ describe('TenantPolicy.evaluate', () => {
   it('forgets cached decisions when a policy is replaced', async () => {
     expect(policy.evaluate(policyRequest()).decision).toBe('allow');
     expect(policy.evaluate(policyRequest()).cached).toBe(true);
-    await policy.replace('acme', undefined, '@id("nothing") forbid (principal, action, resource);', 'admin');
+    await policy.replace(
+      'acme',
+      undefined,
+      '@id("nothing") forbid (principal, action, resource);',
+      'admin',
+    );
     expect(policy.evaluate(policyRequest())).toMatchObject({
       decision: 'deny',
       determiningPolicies: ['tenant:nothing'],
@@ -165,7 +202,8 @@ describe('TenantPolicy.evaluate', () => {
   it('bounds the cache', async () => {
     const small = new TenantPolicy({ store, engine, clock, cacheSize: 2 });
     await small.load();
-    for (const id of ['a', 'b', 'c']) small.evaluate(policyRequest({ agent: { id, version: '1' } }));
+    for (const id of ['a', 'b', 'c'])
+      small.evaluate(policyRequest({ agent: { id, version: '1' } }));
     // Full at c: emptied, then c stored.
     expect(small.evaluate(policyRequest({ agent: { id: 'a', version: '1' } })).cached).toBe(false);
     expect(small.evaluate(policyRequest({ agent: { id: 'c', version: '1' } })).cached).toBe(true);
@@ -196,7 +234,12 @@ describe('the default tenant policy', () => {
     policy.evaluate(policyRequest({ effectiveClass, action: 'invokeUnattended' }));
 
   it('permits invoke of every tool in every class', () => {
-    for (const effectiveClass of ['read', 'workspace-write', 'shared-write', 'production'] as const) {
+    for (const effectiveClass of [
+      'read',
+      'workspace-write',
+      'shared-write',
+      'production',
+    ] as const) {
       expect(policy.evaluate(policyRequest({ effectiveClass })).decision).toBe('allow');
     }
   });
@@ -209,7 +252,9 @@ describe('the default tenant policy', () => {
     expect(unattended('workspace-write').decision).toBe('allow');
     const shared = unattended('shared-write');
     expect(shared).toMatchObject({ decision: 'deny', determiningPolicies: [] });
-    expect(shared.reason).toMatch(/effective class shared-write\) to run unattended .*needs approval/);
+    expect(shared.reason).toMatch(
+      /effective class shared-write\) to run unattended .*needs approval/,
+    );
     expect(unattended('production').decision).toBe('deny');
   });
 });

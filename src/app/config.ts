@@ -1,0 +1,71 @@
+import { resolve } from 'node:path';
+import { ErrorCode, GatehouseError } from '../core/index.js';
+
+/** Everything the gateway is configured with. */
+export interface GatewayConfig {
+  /** Directory for the SQLite file, signing keys, artifacts and demo tokens. */
+  dataDir: string;
+  host: string;
+  port: number;
+  /** `sqlite:PATH` or a path; PostgreSQL (`postgres://…`) arrives with the scale-out work. */
+  db?: string;
+  /** Output beyond this many bytes is cut and kept whole as an artifact. */
+  maxOutputBytes: number;
+  /** Execute-stage timeout for descriptors that set none. */
+  defaultTimeoutMs: number;
+  /** `full` fsyncs each group commit; `normal` survives process crashes only. */
+  synchronous: 'full' | 'normal';
+  demo: boolean;
+  /** Log HTTP requests. */
+  logRequests: boolean;
+}
+
+/** The configuration from flags, then `GATEHOUSE_*` environment variables, then defaults. */
+export function loadConfig(
+  flags: Partial<GatewayConfig>,
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayConfig {
+  const config: GatewayConfig = {
+    dataDir: resolve(flags.dataDir ?? env.GATEHOUSE_DATA ?? '.data'),
+    host: flags.host ?? env.GATEHOUSE_HOST ?? '127.0.0.1',
+    port: flags.port ?? int(env.GATEHOUSE_PORT, 'GATEHOUSE_PORT') ?? 7070,
+    maxOutputBytes:
+      flags.maxOutputBytes ??
+      int(env.GATEHOUSE_MAX_OUTPUT_BYTES, 'GATEHOUSE_MAX_OUTPUT_BYTES') ??
+      64 * 1024,
+    defaultTimeoutMs:
+      flags.defaultTimeoutMs ?? int(env.GATEHOUSE_TIMEOUT_MS, 'GATEHOUSE_TIMEOUT_MS') ?? 30_000,
+    synchronous: flags.synchronous ?? sync(env.GATEHOUSE_SYNCHRONOUS) ?? 'full',
+    demo: flags.demo ?? false,
+    logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
+  };
+  const db = flags.db ?? env.GATEHOUSE_DB;
+  if (db !== undefined) config.db = db;
+  if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65535) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `port must be an integer in 0–65535; got ${config.port}.`,
+    );
+  }
+  return config;
+}
+
+function int(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value))
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${name} must be a non-negative integer; got ${JSON.stringify(value)}.`,
+    );
+  return Number(value);
+}
+
+function sync(value: string | undefined): 'full' | 'normal' | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value !== 'full' && value !== 'normal')
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `GATEHOUSE_SYNCHRONOUS must be full or normal; got ${JSON.stringify(value)}.`,
+    );
+  return value;
+}

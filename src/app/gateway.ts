@@ -1,0 +1,175 @@
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { ErrorCode, GatehouseError, systemClock, uuidv7Ids } from '../core/index.js';
+import type { Clock, IdGenerator } from '../core/index.js';
+import { AuditLog, SigningKeyring } from '../audit/index.js';
+import { NativeExecutor } from '../executors/native/index.js';
+import { GatewayMetrics, buildServer } from '../http/index.js';
+import { InvocationService, Pipeline, recoverInterrupted } from '../invocation/index.js';
+import type { Executor, InvocationRecord } from '../invocation/index.js';
+import { CedarEngine, TenantPolicy } from '../policy/index.js';
+import {
+  FileArtifactStore,
+  SqliteAuditStore,
+  SqliteDatabase,
+  SqliteInvocationStore,
+  SqlitePolicyStore,
+  SqliteTenancyStore,
+  SqliteToolStore,
+} from '../storage/index.js';
+import { Directory } from '../tenancy/index.js';
+import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
+import type { GatewayConfig } from './config.js';
+
+/** Options of {@link Gateway.open} beyond the configuration; tests inject clock and ids. */
+export interface GatewayDeps {
+  clock?: Clock;
+  ids?: IdGenerator;
+  /** Registers native handlers before descriptors are loaded. */
+  nativeHandlers?: (native: NativeExecutor) => void;
+}
+
+/**
+ * The composition root: opens storage and keys, wires the parts, recovers interrupted calls, and
+ * serves the REST API. `close()` is safe to call twice.
+ */
+export class Gateway {
+  private started = false;
+  private closing = false;
+
+  private constructor(
+    readonly config: GatewayConfig,
+    readonly db: SqliteDatabase,
+    readonly keyring: SigningKeyring,
+    readonly directory: Directory,
+    readonly registry: ToolRegistry,
+    readonly policy: TenantPolicy,
+    readonly invocations: InvocationService,
+    readonly auditLog: AuditLog,
+    readonly server: FastifyInstance,
+    /** Invocations found `running` at start and marked `uncertain`. */
+    readonly recovered: InvocationRecord[],
+  ) {}
+
+  /** Opens everything; does not listen yet. */
+  static async open(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
+    const clock = deps.clock ?? systemClock;
+    const ids = deps.ids ?? uuidv7Ids;
+    const db = await SqliteDatabase.open({
+      file: sqliteFile(config),
+      synchronous: config.synchronous,
+    });
+    try {
+      const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
+      const native = new NativeExecutor();
+      deps.nativeHandlers?.(native);
+      const executors = new Map<string, Executor>([['native', native]]);
+      const schemas = new JsonSchemaValidator();
+      const directory = await Directory.open({ store: new SqliteTenancyStore(db), clock, ids });
+      const registry = await ToolRegistry.open({
+        store: new SqliteToolStore(db),
+        clock,
+        schemas,
+        canExecute: (d) => {
+          const executor = executors.get(d.kind);
+          if (executor) return executor.check(d);
+          return `tools of kind ${d.kind} cannot run on this gateway yet (available kinds: ${[...executors.keys()].join(', ')})`;
+        },
+      });
+      const policy = new TenantPolicy({
+        store: new SqlitePolicyStore(db),
+        engine: new CedarEngine(),
+        clock,
+      });
+      await policy.load();
+      const store = new SqliteInvocationStore(db);
+      const metrics = new GatewayMetrics();
+      const pipeline = new Pipeline({
+        policy,
+        executors,
+        store,
+        signer: keyring,
+        artifacts: new FileArtifactStore(join(config.dataDir, 'artifacts')),
+        clock,
+        metrics,
+        maxOutputBytes: config.maxOutputBytes,
+        defaultTimeoutMs: config.defaultTimeoutMs,
+        environmentNames: (tenant, project) =>
+          directory.environmentsOf(tenant, project).map((e) => e.name),
+      });
+      const invocations = new InvocationService({
+        pipeline,
+        store,
+        registry,
+        directory,
+        clock,
+        ids,
+      });
+      const recovered = await recoverInterrupted({ store, signer: keyring, clock });
+      const auditLog = new AuditLog({ store: new SqliteAuditStore(db), signer: keyring, clock });
+      let gateway: Gateway | undefined;
+      const server = buildServer({
+        version: '0.1.0',
+        logger: config.logRequests,
+        services: {
+          registry,
+          directory,
+          invocations,
+          policy,
+          auditLog,
+          metrics,
+          jwks: () => keyring.jwks(),
+          ready: () => gateway?.isReady() ?? false,
+        },
+      });
+      gateway = new Gateway(
+        config,
+        db,
+        keyring,
+        directory,
+        registry,
+        policy,
+        invocations,
+        auditLog,
+        server,
+        recovered,
+      );
+      return gateway;
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+  }
+
+  private isReady(): boolean {
+    return this.started && !this.closing;
+  }
+
+  /** Listens on the configured host and port; resolves with the base URL. */
+  async listen(): Promise<string> {
+    const address = await this.server.listen({ host: this.config.host, port: this.config.port });
+    this.started = true;
+    return address;
+  }
+
+  /** Stops taking requests, aborts running calls (they end failed or uncertain), closes storage. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    this.invocations.abortAll();
+    await this.server.close();
+    await this.db.close();
+  }
+}
+
+function sqliteFile(config: GatewayConfig): string {
+  const db = config.db;
+  if (db === undefined) return join(config.dataDir, 'gatehouse.db');
+  if (db.startsWith('postgres://') || db.startsWith('postgresql://')) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      'PostgreSQL storage is not available in this build yet; use the embedded SQLite default (omit --db).',
+    );
+  }
+  return db.startsWith('sqlite:') ? db.slice('sqlite:'.length) : db;
+}

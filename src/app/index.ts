@@ -1,0 +1,8 @@
+export { Gateway } from './gateway.js';
+export type { GatewayDeps } from './gateway.js';
+export { loadConfig } from './config.js';
+export type { GatewayConfig } from './config.js';
+export { seedDemo } from './demo.js';
+export type { DemoTokens } from './demo.js';
+export { registerDemoHandlers, demoReleaseEvents } from './demo-tools.js';
+export { startGateway } from './start-gateway.js';

@@ -1,0 +1,26 @@
+import type { GatewayConfig } from './config.js';
+import { registerDemoHandlers } from './demo-tools.js';
+import { seedDemo } from './demo.js';
+import type { DemoTokens } from './demo.js';
+import { Gateway } from './gateway.js';
+
+/**
+ * Opens the gateway (with the demo's handlers and seed when `config.demo`), listens, and
+ * returns it with its URL and, for the demo, the tokens.
+ */
+export async function startGateway(
+  config: GatewayConfig,
+): Promise<{ gateway: Gateway; url: string; tokens?: DemoTokens }> {
+  const gateway = await Gateway.open(
+    config,
+    config.demo ? { nativeHandlers: registerDemoHandlers } : {},
+  );
+  try {
+    const tokens = config.demo ? await seedDemo(gateway) : undefined;
+    const url = await gateway.listen();
+    return { gateway, url, ...(tokens ? { tokens } : {}) };
+  } catch (err) {
+    await gateway.close();
+    throw err;
+  }
+}

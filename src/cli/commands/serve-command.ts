@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import { join } from 'node:path';
+import { loadConfig, startGateway } from '../../app/index.js';
+
+/** `gatehouse serve`: runs the gateway until SIGINT or SIGTERM. */
+export function serveCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the gateway (SQLite in the data directory by default)')
+    .option('--demo', 'seed a demo tenant, tools, agent and one principal per role')
+    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+    .option('--port <port>', 'port to listen on (default 7070)', (v) => Number(v))
+    .option('--data <dir>', 'data directory (default .data or GATEHOUSE_DATA)')
+    .option('--db <url>', 'database: a SQLite path (default DATA/gatehouse.db)')
+    .action(
+      async (opts: {
+        demo?: boolean;
+        host?: string;
+        port?: number;
+        data?: string;
+        db?: string;
+      }) => {
+        const config = loadConfig({
+          demo: opts.demo ?? false,
+          ...(opts.host ? { host: opts.host } : {}),
+          ...(opts.port !== undefined ? { port: opts.port } : {}),
+          ...(opts.data ? { dataDir: opts.data } : {}),
+          ...(opts.db ? { db: opts.db } : {}),
+        });
+        const { gateway, url, tokens } = await startGateway(config);
+        const out = process.stdout;
+        out.write(`Gatehouse listening on ${url} (data in ${config.dataDir})\n`);
+        if (gateway.recovered.length > 0) {
+          out.write(
+            `${gateway.recovered.length} invocation(s) were running when Gatehouse stopped; they are now uncertain (GET /v1/invocations?status=uncertain).\n`,
+          );
+        }
+        if (tokens) {
+          out.write(`Demo tenant acme, project web, environments dev, prod, freeze (frozen).\n`);
+          out.write(`Demo tokens in ${join(config.dataDir, 'demo-tokens.json')}; try:\n`);
+          out.write(
+            `  export GATEHOUSE_URL=${url} GATEHOUSE_TOKEN=$(node -p "require('${join(config.dataDir, 'demo-tokens.json')}').agent")\n`,
+          );
+          out.write(`  npx gatehouse invoke demo/echo@1.0.0 --input '{"message":"hello"}'\n`);
+        }
+        const stop = () => {
+          out.write('stopping…\n');
+          void gateway.close().then(() => process.exit(0));
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      },
+    );
+}

@@ -1,0 +1,52 @@
+import { ErrorCode, GatehouseError } from '../core/index.js';
+
+/** A JSON object body. @throws GatehouseError INVALID_INPUT when the body is not one. */
+export function objectBody(body: unknown, what: string): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `The body of ${what} must be a JSON object (Content-Type: application/json).`,
+    );
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A required string field. @throws GatehouseError INVALID_INPUT naming the field's pointer. */
+export function stringField(
+  o: Record<string, unknown>,
+  field: string,
+  pointer = `/${field}`,
+): string {
+  const v = o[field];
+  if (typeof v !== 'string' || v.length === 0) {
+    throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} must be a non-empty string.`, {
+      details: { pointer },
+    });
+  }
+  return v;
+}
+
+/** An optional string field. */
+export function optionalString(o: Record<string, unknown>, field: string): string | undefined {
+  if (o[field] === undefined || o[field] === null) return undefined;
+  return stringField(o, field);
+}
+
+/** A non-negative integer query parameter, or `fallback` when absent. */
+export function intParam(value: unknown, name: string, fallback?: number): number {
+  if (value === undefined || value === '') {
+    if (fallback !== undefined) return fallback;
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `Query parameter ${name} is required (a non-negative integer).`,
+    );
+  }
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `Query parameter ${name} must be a non-negative integer; got ${JSON.stringify(value)}.`,
+    );
+  }
+  return n;
+}

@@ -1,0 +1,149 @@
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+import { InvocationStatus } from '../../invocation/index.js';
+import type { InvocationStatus as Status } from '../../invocation/index.js';
+import { invocationStatusCode } from '../error-status.js';
+import { intParam, objectBody, optionalString, stringField } from '../request-parsing.js';
+import type { Route } from '../route.js';
+import type { GatewayServices } from '../services.js';
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const statuses = Object.values(InvocationStatus) as string[];
+
+/** `POST /v1/invocations` and reading invocations and receipts. */
+export function invocationRoutes(s: GatewayServices): Route[] {
+  return [
+    {
+      method: 'POST',
+      url: '/v1/invocations',
+      tag: 'invocations',
+      summary: 'Invoke a tool version through the governed pipeline',
+      roles: ['agent'],
+      headers: {
+        'Idempotency-Key': {
+          description: 'Chosen by the caller; the same key and request is the same invocation.',
+          required: true,
+        },
+      },
+      body: {
+        type: 'object',
+        required: ['tool', 'input', 'environment'],
+        properties: {
+          tool: {
+            type: 'object',
+            properties: { id: { type: 'string' }, version: { type: 'string' } },
+          },
+          input: {},
+          environment: { type: 'string' },
+          runId: { type: 'string' },
+          attemptId: { type: 'string' },
+          approvalId: { type: 'string' },
+        },
+      },
+      responses: {
+        '200': 'the invocation record, outcome decided',
+        '202': 'the invocation record, awaiting approval or running',
+        '403': 'the invocation record, denied',
+        '409': 'a retry of an unresolved Uncertain request',
+        '422': 'the invocation record denied by validation, or the key reused for another request',
+      },
+      handler: async (principal, req) => {
+        const key = req.headers['idempotency-key'];
+        if (typeof key !== 'string' || !KEY.test(key)) {
+          throw new GatehouseError(
+            ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+            key === undefined
+              ? 'Header Idempotency-Key is required: choose a unique key per request and reuse it when you retry.'
+              : 'Header Idempotency-Key must be 1–255 printable ASCII characters without spaces.',
+          );
+        }
+        const body = objectBody(req.body, 'POST /v1/invocations');
+        const tool = objectBody(body.tool, '/tool');
+        if (!('input' in body))
+          throw new GatehouseError(
+            ErrorCode.INVALID_INPUT,
+            '/input is required (the tool input, as its input schema asks).',
+            { details: { pointer: '/input' } },
+          );
+        const record = await s.invocations.invoke(principal, {
+          tool: {
+            id: stringField(tool, 'id', '/tool/id'),
+            version: stringField(tool, 'version', '/tool/version'),
+          },
+          input: body.input,
+          environment: stringField(body, 'environment'),
+          idempotencyKey: key,
+          ...optionals(body),
+        });
+        return { status: invocationStatusCode(record), body: record };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/invocations',
+      tag: 'invocations',
+      summary: "List the tenant's invocations, newest first (agents see their own)",
+      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
+      query: {
+        status: { type: 'string', description: `one of ${statuses.join(', ')}` },
+        limit: { type: 'integer', description: 'at most this many (default 50, max 500)' },
+      },
+      responses: { '200': '{invocations: [...]}' },
+      handler: async (principal, req) => {
+        const q = req.query as Record<string, string | undefined>;
+        if (q.status !== undefined && !statuses.includes(q.status)) {
+          throw new GatehouseError(
+            ErrorCode.INVALID_INPUT,
+            `Query parameter status must be one of ${statuses.join(', ')}.`,
+          );
+        }
+        const limit = Math.min(500, intParam(q.limit, 'limit', 50));
+        const invocations = await s.invocations.list(principal, {
+          limit,
+          ...(q.status ? { status: q.status as Status } : {}),
+        });
+        return { status: 200, body: { invocations } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/invocations/:id',
+      tag: 'invocations',
+      summary: 'Read an invocation record with its trace',
+      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
+      responses: { '200': 'the invocation record', '404': 'no such invocation in your tenant' },
+      handler: async (principal, req) => ({
+        status: 200,
+        body: await s.invocations.get(principal, (req.params as { id: string }).id),
+      }),
+    },
+    {
+      method: 'GET',
+      url: '/v1/invocations/:id/receipt',
+      tag: 'evidence',
+      summary: 'The signed receipt (DSSE envelope of an in-toto Statement) of a decided invocation',
+      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
+      responses: {
+        '200': 'a DSSE envelope',
+        '404': 'no such invocation',
+        '409': 'not decided yet',
+      },
+      handler: async (principal, req) => ({
+        status: 200,
+        body: await s.invocations.receipt(principal, (req.params as { id: string }).id),
+      }),
+    },
+  ];
+}
+
+function optionals(body: Record<string, unknown>): {
+  runId?: string;
+  attemptId?: string;
+  approvalId?: string;
+} {
+  const out: { runId?: string; attemptId?: string; approvalId?: string } = {};
+  for (const f of ['runId', 'attemptId', 'approvalId'] as const) {
+    const v = optionalString(body, f);
+    if (v !== undefined) out[f] = v;
+  }
+  return out;
+}

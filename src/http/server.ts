@@ -1,0 +1,154 @@
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode, GatehouseError } from '../core/index.js';
+import type { Principal } from '../tenancy/index.js';
+import { errorBody } from './error-status.js';
+import { openApiDocument } from './openapi.js';
+import type { Route } from './route.js';
+import type { GatewayServices } from './services.js';
+import { evidenceRoutes } from './routes/evidence-routes.js';
+import { invocationRoutes } from './routes/invocation-routes.js';
+import { policyRoutes } from './routes/policy-routes.js';
+import { registryRoutes } from './routes/registry-routes.js';
+
+/** Options of {@link buildServer}. */
+export interface ServerOptions {
+  services: GatewayServices;
+  version: string;
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Log each request (default false: the gateway's own records are the audit). */
+  logger?: boolean;
+}
+
+const anonymous: Principal = {
+  id: 'anonymous',
+  tenant: '',
+  name: 'anonymous',
+  roles: [],
+  project: null,
+  agent: null,
+};
+
+/** The REST API: a thin translation from HTTP to the parts, per DESIGN §9. */
+export function buildServer(o: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    logger: o.logger ?? false,
+    bodyLimit: o.bodyLimit ?? 1024 * 1024,
+    return503OnClosing: true,
+  });
+  const s = o.services;
+  const routes: Route[] = [
+    ...registryRoutes(s),
+    ...invocationRoutes(s),
+    ...evidenceRoutes(s),
+    ...policyRoutes(s),
+  ];
+  const openapi = openApiDocument(routes, o.version);
+
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
+
+  for (const route of routes) {
+    app.route({
+      method: route.method,
+      url: route.url,
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        const principal = route.roles === 'public' ? anonymous : authenticate(s, req, route);
+        const answer = await route.handler(principal, req);
+        void reply.code(answer.status);
+        if (answer.contentType) void reply.type(answer.contentType);
+        return answer.body;
+      },
+    });
+  }
+
+  app.get('/healthz', () => ({ status: 'ok' }));
+  app.get('/readyz', (_req, reply) =>
+    s.ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting or stopping' }),
+  );
+  app.get('/metrics', async (_req, reply) =>
+    reply.type('text/plain; version=0.0.4').send(await s.metrics.text()),
+  );
+  app.get('/openapi.json', () => openapi);
+
+  app.setNotFoundHandler((req, reply) => {
+    void reply
+      .code(404)
+      .send({
+        error: {
+          code: ErrorCode.NOT_FOUND,
+          message: `No route ${req.method} ${req.url.split('?')[0]}; see /openapi.json.`,
+          details: {},
+        },
+      });
+  });
+  app.setErrorHandler((err: unknown, req, reply) => {
+    const translated = translateFastifyError(err);
+    const { status, body } = errorBody(translated);
+    if (status >= 500) req.log.error({ err }, 'request failed');
+    void reply.code(status).send(body);
+  });
+  return app;
+}
+
+function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Principal {
+  const header = req.headers.authorization;
+  if (header === undefined) {
+    throw new GatehouseError(
+      ErrorCode.UNAUTHENTICATED,
+      'Authorization header missing: send "Authorization: Bearer <token>".',
+    );
+  }
+  const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
+  if (!match)
+    throw new GatehouseError(
+      ErrorCode.UNAUTHENTICATED,
+      'Authorization header must be "Bearer <token>".',
+    );
+  const principal = s.directory.authenticate(match[1]!);
+  if (!principal)
+    throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
+  const allowed = route.roles as readonly string[];
+  if (!principal.roles.some((r) => allowed.includes(r))) {
+    throw new GatehouseError(
+      ErrorCode.FORBIDDEN,
+      `${route.method} ${route.url} needs one of the roles ${allowed.join(', ')}; you have ${principal.roles.join(', ')}.`,
+    );
+  }
+  return principal;
+}
+
+/** Fastify's own errors (bad JSON, too large, wrong media type) as our codes with useful messages. */
+function translateFastifyError(err: unknown): unknown {
+  if (err instanceof GatehouseError) return err;
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new GatehouseError(
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        'The request body is larger than this gateway accepts.',
+      );
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        'Unsupported Content-Type: send application/json.',
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        'The body is empty but Content-Type is application/json: send a JSON body.',
+      );
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new GatehouseError(ErrorCode.INVALID_INPUT, 'The request body is not valid JSON.');
+    default:
+      if (e.statusCode === 400 && typeof e.message === 'string') {
+        return new GatehouseError(
+          ErrorCode.INVALID_INPUT,
+          `The request is malformed: ${e.message}`,
+        );
+      }
+      return err;
+  }
+}

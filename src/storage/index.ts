@@ -1,0 +1,11 @@
+export { SqliteDatabase } from './sqlite/sqlite-database.js';
+export type { SqliteDatabaseOptions } from './sqlite/sqlite-database.js';
+export { SqliteToolStore } from './sqlite/sqlite-tool-store.js';
+export { SqliteTenancyStore } from './sqlite/sqlite-tenancy-store.js';
+export { SqliteInvocationStore } from './sqlite/sqlite-invocation-store.js';
+export { SqliteAuditStore } from './sqlite/sqlite-audit-store.js';
+export { SqlitePolicyStore } from './sqlite/sqlite-policy-store.js';
+export { FileArtifactStore } from './file-artifact-store.js';
+export { migrations } from './schema/migrations.js';
+export type { SqlDialect } from './schema/migrations.js';
+export type { Tables } from './schema/tables.js';
