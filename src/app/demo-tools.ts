@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sha256Hex } from '../core/index.js';
-import type { NativeExecutor } from '../executors/native/index.js';
+import type { NativeExecutor } from '../executors/index.js';
 
 /** The native handlers behind the demo tools. */
 export function registerDemoHandlers(native: NativeExecutor): void {

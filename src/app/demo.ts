@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../audit/index.js';
 import { defaultTenantPolicy } from '../policy/index.js';
-import type { Role } from '../tenancy/index.js';
 import { demoReleaseEvents } from './demo-tools.js';
 import type { Gateway } from './gateway.js';
 
@@ -52,7 +51,7 @@ export async function seedDemo(g: Gateway): Promise<DemoTokens> {
       {
         tenant: 'acme',
         name: `demo-${role}`,
-        roles: [role as Role],
+        roles: [role],
         ...(role === 'agent'
           ? { project: 'web', agent: { id: 'demo-agent', version: '1.0.0' } }
           : {}),

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorCode, GatehouseError, systemClock, uuidv7Ids } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
-import { NativeExecutor } from '../executors/native/index.js';
+import { NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer } from '../http/index.js';
 import { InvocationService, Pipeline, recoverInterrupted } from '../invocation/index.js';
 import type { Executor, InvocationRecord } from '../invocation/index.js';
@@ -107,7 +107,7 @@ export class Gateway {
       });
       const recovered = await recoverInterrupted({ store, signer: keyring, clock });
       const auditLog = new AuditLog({ store: new SqliteAuditStore(db), signer: keyring, clock });
-      let gateway: Gateway | undefined;
+      const self: { gateway?: Gateway } = {};
       const server = buildServer({
         version: '0.1.0',
         logger: config.logRequests,
@@ -119,10 +119,10 @@ export class Gateway {
           auditLog,
           metrics,
           jwks: () => keyring.jwks(),
-          ready: () => gateway?.isReady() ?? false,
+          ready: () => self.gateway?.isReady() ?? false,
         },
       });
-      gateway = new Gateway(
+      self.gateway = new Gateway(
         config,
         db,
         keyring,
@@ -134,7 +134,7 @@ export class Gateway {
         server,
         recovered,
       );
-      return gateway;
+      return self.gateway;
     } catch (err) {
       await db.close();
       throw err;

@@ -52,7 +52,9 @@ export class GatehouseClient {
       // not JSON: keep the text
     }
     const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
-    if (!res.ok && error)
+    const isRecord =
+      typeof parsed === 'object' && parsed !== null && 'status' in parsed && 'id' in parsed;
+    if (!res.ok && error && !isRecord)
       throw new ApiError(res.status, error.code ?? 'ERROR', error.message ?? text, parsed);
     if (!res.ok && !isRecord) {
       throw new ApiError(

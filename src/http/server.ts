@@ -74,15 +74,13 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   app.get('/openapi.json', () => openapi);
 
   app.setNotFoundHandler((req, reply) => {
-    void reply
-      .code(404)
-      .send({
-        error: {
-          code: ErrorCode.NOT_FOUND,
-          message: `No route ${req.method} ${req.url.split('?')[0]}; see /openapi.json.`,
-          details: {},
-        },
-      });
+    void reply.code(404).send({
+      error: {
+        code: ErrorCode.NOT_FOUND,
+        message: `No route ${req.method} ${req.url.split('?')[0]}; see /openapi.json.`,
+        details: {},
+      },
+    });
   });
   app.setErrorHandler((err: unknown, req, reply) => {
     const translated = translateFastifyError(err);

@@ -12,7 +12,7 @@ import { toolRef } from './descriptor.js';
 import { agentReleaseRef } from './agent-release.js';
 import { canTransitionDescriptor } from './descriptor-state.js';
 import type { DescriptorState } from './descriptor-state.js';
-import { JsonSchemaValidator } from './json-schema.js';
+import type { JsonSchemaValidator } from './json-schema.js';
 import { ReleaseEventParser } from './release-events.js';
 import type { ReleaseEvent } from './release-events.js';
 import { compileDescriptorShape, validateDescriptor } from './validate-descriptor.js';

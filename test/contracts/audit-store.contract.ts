@@ -11,7 +11,7 @@ export interface MadeAuditStore {
    * Appends entries to the log the way the other stores do (the store itself only reads records),
    * in one transaction; the position of each audit record.
    */
-  append(entries: LedgerEntries): Promise<AuditPosition[]>;
+  append: (entries: LedgerEntries) => Promise<AuditPosition[]>;
   close(): Promise<void>;
 }
 

@@ -71,7 +71,10 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
         await store.addTenant(tenant('acme'), ledger('acme', 'tenant.created'));
         await store.addTenant(tenant('globex'), ledger('globex', 'tenant.created'));
         await store.addProject({ tenant: 'acme', id: 'web', createdAt: at }, ledger('acme', 'p'));
-        await store.addProject({ tenant: 'globex', id: 'web', createdAt: at }, ledger('globex', 'p'));
+        await store.addProject(
+          { tenant: 'globex', id: 'web', createdAt: at },
+          ledger('globex', 'p'),
+        );
         const prod = env();
         const dev = env({ name: 'dev', class: 'development', frozen: true });
         await store.putEnvironment(prod, ledger('acme', 'e'));

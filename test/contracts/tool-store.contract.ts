@@ -51,7 +51,10 @@ export function toolStoreContract(name: string, make: () => Promise<MadeToolStor
       kind: 'native',
       description: 'Echoes its input — «ünïcode» kept',
       inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
-      sideEffect: { class: 'read', rules: [{ pointer: '/text', equals: 'x', raiseTo: 'production' }] },
+      sideEffect: {
+        class: 'read',
+        rules: [{ pointer: '/text', equals: 'x', raiseTo: 'production' }],
+      },
       execution: { handler: 'demo.echo' },
     },
     digest: 'a'.repeat(64),
@@ -148,7 +151,11 @@ export function toolStoreContract(name: string, make: () => Promise<MadeToolStor
 
     it('refuses an event id applied before, writing nothing of the change', () =>
       withStore(async ({ store, audit }) => {
-        await store.apply({ event: event(), descriptor: descriptor(), ledger: ledger('acme', 'x') });
+        await store.apply({
+          event: event(),
+          descriptor: descriptor(),
+          ledger: ledger('acme', 'x'),
+        });
         const other = descriptor({ descriptor: { ...descriptor().descriptor, version: '9.9.9' } });
         await expect(
           store.apply({ event: event(), descriptor: other, ledger: ledger('acme', 'y', 2) }),

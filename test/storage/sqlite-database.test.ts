@@ -72,7 +72,12 @@ describe('SqliteDatabase', () => {
         return 'c done';
       }),
     ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'fulfilled',
+    ]);
     expect((results[1] as PromiseRejectedResult).reason).toEqual(
       new Error('b failed after writing'),
     );

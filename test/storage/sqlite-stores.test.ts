@@ -17,12 +17,12 @@ import { tenancyStoreContract } from '../contracts/tenancy-store.contract.js';
 import { toolStoreContract } from '../contracts/tool-store.contract.js';
 
 /** A fresh database in a temporary file, and a close that deletes it. */
-async function freshDatabase(): Promise<{ db: SqliteDatabase; close(): Promise<void> }> {
+async function freshDatabase(): Promise<{ db: SqliteDatabase; close: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-sqlite-'));
   const db = await SqliteDatabase.open({ file: join(dir, 'g.db') });
   return {
     db,
-    async close() {
+    close: async () => {
       await db.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { Compilable, Migration, MigrationProvider } from 'kysely';
+import type { Compilable, MigrationProvider } from 'kysely';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
@@ -56,7 +56,7 @@ export class SqliteDatabase {
   private async migrate(): Promise<void> {
     const all = migrations('sqlite');
     const provider: MigrationProvider = {
-      getMigrations: () => Promise.resolve(all as Record<string, Migration>),
+      getMigrations: () => Promise.resolve(all),
     };
     const { error, results } = await new Migrator({ db: this.kysely, provider }).migrateToLatest();
     if (error) {

@@ -1,0 +1,124 @@
+/** Child servers and the autocannon load put on them. */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+
+/** A server running in a child process; `close()` is safe to call twice. */
+export interface ChildServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Spawns `node args…` and waits until it prints a line matching `listening`, taking the first
+ * `http://…` in that line as the server's URL.
+ */
+export async function spawnServer(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<ChildServer> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const close = () => stopChild(child);
+  let output = '';
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no "listening" within 20 s:\n${output}`)),
+        20_000,
+      );
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        const match = /listening\S*\s.*?(http:\/\/[^\s)]+)/i.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server exited (${code}) before listening:\n${output}`));
+      });
+    });
+    child.stdout.resume();
+    child.stderr.resume();
+    return { url, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** What a load run came to; latencies in ms (autocannon's resolution is 1 ms). */
+export interface LoadResult {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  firstError?: string;
+}
+
+/** Options of {@link postLoad}. */
+export interface LoadOptions {
+  url: string;
+  path: string;
+  body: unknown;
+  headers?: Record<string, string>;
+  connections: number;
+  seconds: number;
+}
+
+/**
+ * POSTs `body` as JSON for `seconds` over `connections` connections, each request with a new
+ * Idempotency-Key. Non-2xx answers are counted, and the first one's status and body kept.
+ */
+export async function postLoad(o: LoadOptions): Promise<LoadResult> {
+  const prefix = randomUUID();
+  let n = 0;
+  let firstError: string | undefined;
+  const headers = { 'content-type': 'application/json', ...o.headers };
+  const result = await autocannon({
+    url: o.url,
+    connections: o.connections,
+    duration: o.seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: o.path,
+        body: JSON.stringify(o.body),
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...headers, 'idempotency-key': `${prefix}-${n++}` },
+        }),
+        onResponse: (status, body) => {
+          if ((status < 200 || status > 299) && firstError === undefined) {
+            firstError = `${status} ${body.slice(0, 500)}`;
+          }
+        },
+      },
+    ],
+  });
+  return {
+    perSecond: (result['2xx'] + result.non2xx) / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    ...(firstError !== undefined ? { firstError } : {}),
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * Gatehouse benchmark: the governed demo/echo call in-process and over REST, and the floors it is
+ * built on (a bare Fastify route with a durable SQLite insert, an Ed25519 signature, a Cedar
+ * decision), all measured in one run on a temporary data directory. Prints one table and a summary.
+ *
+ *   npm run bench
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
+import type { DemoTokens } from '../src/app/index.js';
+import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
+import { postLoad, spawnServer } from './load.js';
+import type { ChildServer, LoadResult } from './load.js';
+import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
+import type { Timing } from './measure.js';
+
+const WARMUP_CALLS = 500;
+const MEASURED_CALLS = 3000;
+const IN_FLIGHT = 16;
+const CONNECTIONS = 50;
+const LOAD_SECONDS = 8;
+const LOAD_WARMUP_SECONDS = 1;
+const FLOOR_OPS = 5000;
+const INSERT_OPS = 500;
+
+const TARGET_P50_MS = 0.5;
+const TARGET_REST_PER_SECOND = 8000;
+
+const echoBody = {
+  tool: { id: 'demo/echo', version: '1.0.0' },
+  input: { message: 'hello' },
+  environment: 'dev',
+};
+const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const bareServer = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+
+async function inProcess(dataDir: string) {
+  const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
+  const gateway = await Gateway.open(config, { nativeHandlers: registerDemoHandlers });
+  try {
+    const tokens = await seedDemo(gateway);
+    const principal = gateway.directory.authenticate(tokens.agent);
+    if (!principal) throw new Error('the demo agent token does not authenticate');
+    const run = `bench-${Date.now()}`;
+    const call = async (key: string): Promise<void> => {
+      const record = await gateway.invocations.invoke(principal, {
+        ...echoBody,
+        idempotencyKey: key,
+      });
+      if (record.status !== 'observed') {
+        throw new Error(`demo/echo ended ${record.status}: ${JSON.stringify(record.error)}`);
+      }
+    };
+    await timeSequential(WARMUP_CALLS, (i) => call(`${run}-warm-${i}`));
+    await timeConcurrent(WARMUP_CALLS, IN_FLIGHT, (i) => call(`${run}-warm16-${i}`));
+    collectGarbage();
+    const sequential = await timeSequential(MEASURED_CALLS, (i) => call(`${run}-seq-${i}`));
+    collectGarbage();
+    const concurrent = await timeConcurrent(MEASURED_CALLS, IN_FLIGHT, (i) =>
+      call(`${run}-c16-${i}`),
+    );
+    collectGarbage();
+    const cedar = await cedarFloor(gateway, FLOOR_OPS);
+    if (cedar.decision !== 'allow') throw new Error(`demo/echo policy decision: ${cedar.decision}`);
+    return { sequential, concurrent, cedar };
+  } finally {
+    await gateway.close();
+  }
+}
+
+/** Starts a child server, warms it, then measures it under the load. */
+async function underLoad(
+  children: ChildServer[],
+  args: string[],
+  headers: (server: ChildServer) => Promise<Record<string, string>>,
+): Promise<LoadResult> {
+  const server = await spawnServer(args, {
+    GATEHOUSE_LOG_REQUESTS: '0',
+    GATEHOUSE_SYNCHRONOUS: 'full',
+  });
+  children.push(server);
+  try {
+    const load = {
+      url: server.url,
+      path: '/v1/invocations',
+      body: echoBody,
+      headers: await headers(server),
+      connections: CONNECTIONS,
+    };
+    await postLoad({ ...load, seconds: LOAD_WARMUP_SECONDS });
+    return await postLoad({ ...load, seconds: LOAD_SECONDS });
+  } finally {
+    await server.close();
+  }
+}
+
+const ms = (v: number): string => `${v.toFixed(3)} ms`;
+const us = (v: number): string => `${(v * 1000).toFixed(1)} µs`;
+const whole = (v: number): string => Math.round(v).toLocaleString('en-US');
+const loadMs = (v: number): string => `${v} ms`;
+
+function timingRow(name: string, t: Timing, unit: (v: number) => string, note: string): string[] {
+  return [name, unit(t.p50), unit(t.p99), whole(t.perSecond), note];
+}
+
+function loadRow(name: string, r: LoadResult): string[] {
+  return [
+    name,
+    loadMs(r.p50),
+    loadMs(r.p99),
+    whole(r.perSecond),
+    `${CONNECTIONS} conns, ${LOAD_SECONDS} s; non-2xx ${r.non2xx}, errors ${r.errors}`,
+  ];
+}
+
+async function main(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
+  const children: ChildServer[] = [];
+  try {
+    const started = Date.now();
+    const inproc = await inProcess(join(root, 'in-process'));
+    collectGarbage();
+    const sign = signFloor(FLOOR_OPS);
+    const insert = sqliteInsertFloor(join(root, 'insert.db'), INSERT_OPS, JSON.stringify(echoBody));
+
+    const restDir = join(root, 'rest');
+    const rest = await underLoad(
+      children,
+      [cli, 'serve', '--demo', '--data', restDir, '--port', '0'],
+      async () => {
+        const tokens = JSON.parse(
+          await readFile(join(restDir, 'demo-tokens.json'), 'utf8'),
+        ) as DemoTokens;
+        return { authorization: `Bearer ${tokens.agent}` };
+      },
+    );
+    const bareSingle = await underLoad(
+      children,
+      [bareServer, 'single', join(root, 'bare-single.db')],
+      () => Promise.resolve({}),
+    );
+    const bareGroup = await underLoad(
+      children,
+      [bareServer, 'group', join(root, 'bare-group.db')],
+      () => Promise.resolve({}),
+    );
+
+    const rows = [
+      timingRow(
+        'governed demo/echo, in-process, sequential',
+        inproc.sequential,
+        ms,
+        `InvocationService.invoke, ${MEASURED_CALLS} calls`,
+      ),
+      timingRow(
+        `governed demo/echo, in-process, ${IN_FLIGHT} in flight`,
+        inproc.concurrent,
+        ms,
+        `${MEASURED_CALLS} calls`,
+      ),
+      loadRow('governed demo/echo, REST (child process)', rest),
+      loadRow('floor: bare Fastify + 1 durable insert/request, no batching', bareSingle),
+      loadRow('floor: bare Fastify + durable insert, group commit per turn', bareGroup),
+      timingRow(
+        'floor: durable SQLite insert, in-process',
+        insert,
+        ms,
+        `WAL, synchronous=FULL, 1 commit each, ${INSERT_OPS} ops`,
+      ),
+      timingRow('floor: Ed25519 sign, 2 KiB payload', sign, us, 'node:crypto, KeyObject'),
+      timingRow(
+        'floor: Cedar decision, echo request, uncached',
+        inproc.cedar.uncached,
+        us,
+        'TenantPolicy.evaluate, cacheSize 0',
+      ),
+      timingRow(
+        'floor: Cedar decision, echo request, cached',
+        inproc.cedar.cached,
+        us,
+        'TenantPolicy.evaluate, cache hit',
+      ),
+    ];
+    const out = process.stdout;
+    out.write(
+      `Gatehouse bench — node ${process.version}, ${cpus().length} CPUs, data in ${root}\n\n`,
+    );
+    out.write(`${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], rows)}\n\n`);
+
+    const floorSum = insert.p50 + sign.p50 + inproc.cedar.uncached.p50;
+    const p50 = inproc.sequential.p50;
+    out.write(
+      `Summary: in-process p50 ${ms(p50)} vs target ${ms(TARGET_P50_MS)} (${p50 <= TARGET_P50_MS ? 'met' : 'missed'}); ` +
+        `REST ${whole(rest.perSecond)} calls/s vs target ${whole(TARGET_REST_PER_SECOND)} (${rest.perSecond >= TARGET_REST_PER_SECOND ? 'met' : 'missed'}); ` +
+        `governed/sum-of-floors ${(p50 / floorSum).toFixed(2)}× ` +
+        `(${ms(p50)} / (insert ${ms(insert.p50)} + sign ${us(sign.p50)} + cedar ${us(inproc.cedar.uncached.p50)})).\n`,
+    );
+    for (const [name, r] of [
+      ['REST', rest],
+      ['bare single', bareSingle],
+      ['bare group', bareGroup],
+    ] as const) {
+      if (r.non2xx > 0 || r.errors > 0) {
+        out.write(
+          `${name}: ${r.non2xx} non-2xx, ${r.errors} errors; first: ${r.firstError ?? '-'}\n`,
+        );
+        process.exitCode = 1;
+      }
+    }
+    out.write(`(${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
+  } finally {
+    await Promise.all(children.map((c) => c.close()));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+await main();

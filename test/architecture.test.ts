@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve('src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+/** The part a file belongs to: its first folder under src/. */
+function partOf(file: string): string {
+  return relative(SRC, file).split(sep)[0]!;
+}
+
+interface Edge {
+  from: string;
+  to: string;
+  spec: string;
+}
+
+function imports(): Edge[] {
+  const edges: Edge[] = [];
+  for (const file of files(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g)) {
+      edges.push({ from: file, to: resolve(dirname(file), m[1]!), spec: m[1]! });
+    }
+  }
+  return edges;
+}
+
+describe('architecture', () => {
+  const edges = imports();
+
+  it('finds the imports it checks', () => {
+    expect(edges.length).toBeGreaterThan(100);
+  });
+
+  it('core imports nothing of ours outside core', () => {
+    const bad = edges.filter((e) => partOf(e.from) === 'core' && partOf(e.to) !== 'core');
+    expect(bad.map((e) => `${relative(SRC, e.from)} → ${e.spec}`)).toEqual([]);
+  });
+
+  it("a part imports another part only through that part's index.ts", () => {
+    const bad = edges.filter((e) => {
+      const from = partOf(e.from);
+      const to = partOf(e.to);
+      return from !== to && relative(SRC, e.to) !== join(to, 'index.js');
+    });
+    expect(bad.map((e) => `${relative(SRC, e.from)} → ${e.spec}`)).toEqual([]);
+  });
+
+  it('parts import each other without cycles', () => {
+    const graph = new Map<string, Set<string>>();
+    for (const e of edges) {
+      const from = partOf(e.from);
+      const to = partOf(e.to);
+      if (from === to) continue;
+      if (!graph.has(from)) graph.set(from, new Set());
+      graph.get(from)!.add(to);
+    }
+    const cycles: string[] = [];
+    const visit = (node: string, path: string[]) => {
+      if (path.includes(node)) {
+        cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
+        return;
+      }
+      for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
+    };
+    for (const node of graph.keys()) visit(node, []);
+    expect(cycles).toEqual([]);
+  });
+});

@@ -1,0 +1,95 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The built command line. */
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/**
+ * Makes sure `dist/` holds the built CLI; the test command builds first, so this only compiles
+ * when a test file is run on its own in a fresh checkout.
+ */
+export function ensureBuilt(): void {
+  if (existsSync(CLI)) return;
+  spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (!existsSync(CLI)) throw new Error(`building did not produce ${CLI}`);
+}
+
+/** What a finished CLI run printed and how it exited. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node dist/cli/main.js ...args` to its end. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: { ...cleanEnv(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A `gatehouse serve` child process. */
+export interface ServerProcess {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  /** Everything it wrote so far. */
+  output(): string;
+  /** Sends `signal` (default SIGKILL) and waits for the process to exit. Safe to call twice. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `gatehouse serve --demo --data DIR --port 0` and waits for its "listening on URL" line. */
+export function spawnServer(dataDir: string, timeoutMs = 20_000): Promise<ServerProcess> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'serve', '--demo', '--data', dataDir, '--port', '0'],
+    { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async (signal: NodeJS.Signals = 'SIGKILL'): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      void kill().then(() => reject(new Error(`server did not start in time:\n${out}`)));
+    }, timeoutMs);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /Gatehouse listening on (http:\/\/\S+)/.exec(out);
+      if (m?.[1] && child.pid !== undefined) {
+        clearTimeout(timer);
+        resolve({ child, pid: child.pid, url: m[1], output: () => out, kill });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code ?? signal}) before listening:\n${out}`));
+    });
+  });
+}
+
+/** The parent's environment without GATEHOUSE_* settings, so the child sees only what we pass. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')),
+  );
+}

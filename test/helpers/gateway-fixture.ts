@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
+import type { DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
+
+/** The native executor handed to `GatewayDeps.nativeHandlers`. */
+export type NativeRegistry = Parameters<NonNullable<GatewayDeps['nativeHandlers']>>[0];
+
+/** One in-process HTTP request. */
+export interface InjectOptions {
+  /** Bearer token; omitted means no Authorization header. */
+  token?: string;
+  /** A JSON body (serialized here). */
+  body?: unknown;
+  /** A raw body sent as is, with Content-Type application/json unless headers say otherwise. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+/** An answer, its body parsed as JSON when it is JSON. */
+export interface InjectAnswer {
+  status: number;
+  // The tests read fields of many shapes; a precise type per route would only restate the API.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  headers: Record<string, unknown>;
+}
+
+/** A demo gateway on a fresh temporary data directory. */
+export interface DemoGateway {
+  gateway: Gateway;
+  tokens: DemoTokens;
+  dataDir: string;
+  /** Sends one request to the gateway in process (`server.inject`), no socket involved. */
+  inject(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, o?: InjectOptions): Promise<InjectAnswer>;
+  /** `POST /v1/invocations` as `token` with `Idempotency-Key: key`. */
+  invoke(token: string, key: string, body: unknown): Promise<InjectAnswer>;
+  /** Closes the gateway, keeping the data directory. Safe to call twice. */
+  stop(): Promise<void>;
+  /** Closes the gateway and deletes the data directory. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link startDemoGateway}. */
+export interface DemoGatewayOptions {
+  /** Configuration beyond the defaults (data dir, port 0, demo). */
+  config?: Partial<GatewayConfig>;
+  /** Handlers registered after the demo's own. */
+  nativeHandlers?: (native: NativeRegistry) => void;
+  /** Reuse this data directory instead of making a fresh one. */
+  dataDir?: string;
+}
+
+/**
+ * Opens a real gateway (SQLite file, Cedar, signing keys on disk) seeded with the demo tenant
+ * `acme`, and returns it with the demo tokens and an in-process request helper.
+ */
+export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<DemoGateway> {
+  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
+  const config = loadConfig({ dataDir, port: 0, demo: true, ...o.config }, {});
+  const gateway = await Gateway.open(config, {
+    nativeHandlers: (native) => {
+      registerDemoHandlers(native);
+      o.nativeHandlers?.(native);
+    },
+  });
+  let tokens: DemoTokens;
+  try {
+    tokens = await seedDemo(gateway);
+  } catch (err) {
+    await gateway.close();
+    throw err;
+  }
+  const inject: DemoGateway['inject'] = async (method, url, io = {}) => {
+    const headers: Record<string, string> = { ...io.headers };
+    if (io.token !== undefined) headers.authorization = `Bearer ${io.token}`;
+    let payload: string | undefined;
+    if (io.rawBody !== undefined) payload = io.rawBody;
+    else if (io.body !== undefined) payload = JSON.stringify(io.body);
+    if (payload !== undefined) headers['content-type'] ??= 'application/json';
+    const res = await gateway.server.inject({
+      method,
+      url,
+      headers,
+      ...(payload !== undefined ? { payload } : {}),
+    });
+    let body: unknown = res.body;
+    try {
+      body = JSON.parse(res.body);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.statusCode, body, headers: res.headers };
+  };
+  let removed = false;
+  return {
+    gateway,
+    tokens,
+    dataDir,
+    inject,
+    invoke: (token, key, body) =>
+      inject('POST', '/v1/invocations', { token, body, headers: { 'idempotency-key': key } }),
+    stop: () => gateway.close(),
+    async close() {
+      await gateway.close();
+      if (!removed && o.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+      removed = true;
+    },
+  };
+}
+
+/** The body of `POST /v1/invocations` for a tool of the demo, version 1.0.0. */
+export function call(tool: string, input: unknown, environment = 'dev'): unknown {
+  return { tool: { id: tool, version: '1.0.0' }, input, environment };
+}
