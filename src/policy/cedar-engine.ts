@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { DetailedError, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
@@ -65,6 +66,10 @@ interface PreparedEntry extends PreparedPolicySet {
 export class CedarEngine {
   private readonly sets = new Map<string, PreparedEntry>();
   private readonly namespace = `gatehouse/${randomUUID()}/`;
+
+  constructor() {
+    avoidJsWasmInliningCrash();
+  }
 
   /**
    * Parses `text` and validates it against the Gatehouse schema (strict mode). Every error comes
@@ -176,6 +181,19 @@ export class CedarEngine {
       };
     }
     return { decision, determiningPolicies: diagnostics.reason, errors, failedForbids };
+  }
+}
+
+/**
+ * Node 20's V8 (11.3) aborts the whole process ("Fatal error … unreachable code" in
+ * Deoptimizer::DoComputeBuiltinContinuation) when optimized code that inlined a JS-to-Wasm call
+ * is deoptimized while that call runs, which Cedar's calls back into JavaScript can cause.
+ * Reproduced with ~20k evaluations across two policy sets. Turning that inlining off avoids it
+ * at a cost below the noise of one authorization. V8 13 and later are left alone.
+ */
+function avoidJsWasmInliningCrash(): void {
+  if (Number(process.versions.v8.split('.')[0]) <= 13) {
+    setFlagsFromString('--no-turbo-inline-js-wasm-calls');
   }
 }
 

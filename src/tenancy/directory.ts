@@ -72,6 +72,7 @@ export class Directory {
 
   /** Creates a tenant unless it exists. Safe to repeat. */
   async ensureTenant(id: string, name: string, actor: string): Promise<Tenant> {
+    checkName('tenant', id);
     const existing = this.tenants.get(id);
     if (existing) return existing;
     const at = isoTime(this.options.clock.now());
@@ -88,6 +89,7 @@ export class Directory {
 
   /** Creates a project unless it exists. Safe to repeat. */
   async ensureProject(tenant: string, id: string, actor: string): Promise<void> {
+    checkName('project', id);
     this.requireTenant(tenant);
     if (this.hasProject(tenant, id)) return;
     const at = isoTime(this.options.clock.now());
@@ -103,6 +105,7 @@ export class Directory {
 
   /** Creates or replaces an environment. */
   async putEnvironment(e: Environment, actor: string): Promise<void> {
+    checkName('environment', e.name);
     if (!this.hasProject(e.tenant, e.project)) {
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
@@ -173,4 +176,15 @@ export class Directory {
 
 function envKey(tenant: string, project: string, name: string): string {
   return `${tenant}\u0000${project}\u0000${name}`;
+}
+
+const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+
+function checkName(what: string, name: string): void {
+  if (!NAME.test(name)) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `A ${what} name must be 1–63 characters of a–z, 0–9, '.', '_' or '-', starting with a letter or digit; got ${JSON.stringify(name)}.`,
+    );
+  }
 }

@@ -127,9 +127,7 @@ export class ToolRegistry {
     const outcomes: EventOutcome[] = [];
     for (const e of events) {
       try {
-        outcomes.push(
-          await this.serialized(tenant, assetOf(e), () => this.applyOne(tenant, e, actor)),
-        );
+        outcomes.push(await this.serialized(tenant, () => this.applyOne(tenant, e, actor)));
       } catch (err) {
         if (err instanceof GatehouseError) err.details.applied = outcomes.map((o) => o.id);
         throw err;
@@ -138,8 +136,12 @@ export class ToolRegistry {
     return outcomes;
   }
 
-  private serialized<T>(tenant: string, asset: string, fn: () => Promise<T>): Promise<T> {
-    const k = `${tenant}\u0000${asset}`;
+  /**
+   * Runs `fn` after every earlier event of the tenant: events apply one at a time per tenant,
+   * which keeps them in order per asset and makes the check-then-insert of an event id race-free.
+   */
+  private serialized<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
+    const k = tenant;
     const run = (this.chains.get(k) ?? Promise.resolve()).then(fn, fn);
     const settled = run.catch(() => undefined);
     this.chains.set(k, settled);

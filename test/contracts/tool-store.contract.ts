@@ -112,7 +112,7 @@ export function toolStoreContract(name: string, make: () => Promise<MadeToolStor
         expect(await store.findEvent('acme', 'ev-2')).toEqual(e2);
       }));
 
-    it('replaces the state of a stored version but not its content', () =>
+    it('updates the state of a stored version', () =>
       withStore(async ({ store }) => {
         const d = descriptor();
         await store.apply({ event: event(), descriptor: d, ledger: ledger('acme', 'x') });

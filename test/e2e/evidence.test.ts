@@ -148,7 +148,11 @@ describe('receipts', () => {
       ),
     ).toBe(true);
 
-    const proof = await g.inject('GET', `/v1/audit/proof?index=${index}&size=${cp.body.treeSize}`, op);
+    const proof = await g.inject(
+      'GET',
+      `/v1/audit/proof?index=${index}&size=${cp.body.treeSize}`,
+      op,
+    );
     expect(proof.status).toBe(200);
     expect(proof.body).toMatchObject({
       index,
@@ -158,11 +162,19 @@ describe('receipts', () => {
     });
     const path = (proof.body.proof as string[]).map(b64);
     const root = b64(cp.body.rootHash as string);
-    expect(verifyInclusion(b64(leafHash), index, cp.body.treeSize as number, path, root)).toBe(true);
+    expect(verifyInclusion(b64(leafHash), index, cp.body.treeSize as number, path, root)).toBe(
+      true,
+    );
     // The same proof does not place another record there.
     const other = await g.inject('GET', `/v1/audit/records/${index - 1}`, op);
     expect(
-      verifyInclusion(b64(other.body.leafHash as string), index, cp.body.treeSize as number, path, root),
+      verifyInclusion(
+        b64(other.body.leafHash as string),
+        index,
+        cp.body.treeSize as number,
+        path,
+        root,
+      ),
     ).toBe(false);
   });
 
@@ -185,7 +197,13 @@ describe('receipts', () => {
     expect(res.body.toRoot).toBe(late.rootHash);
     const proof = (res.body.proof as string[]).map(b64);
     expect(
-      verifyConsistency(early.treeSize, late.treeSize, proof, b64(early.rootHash), b64(late.rootHash)),
+      verifyConsistency(
+        early.treeSize,
+        late.treeSize,
+        proof,
+        b64(early.rootHash),
+        b64(late.rootHash),
+      ),
     ).toBe(true);
     // A root that was rewritten is not consistent with the proof.
     const rewritten = b64(early.rootHash as string);

@@ -110,11 +110,23 @@ describe('Idempotency-Key', () => {
     expect(executions).toBe(2);
   });
 
-  it('20 concurrent duplicates execute once and all answer the same invocation', async () => {
+  it('20 concurrent duplicates over HTTP execute once and all answer the same invocation', async () => {
+    const url = await g.gateway.listen();
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => g.invoke(agent, 'k-burst', count('burst'))),
+      Array.from({ length: 20 }, async () => {
+        const res = await fetch(`${url}/v1/invocations`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${agent}`,
+            'content-type': 'application/json',
+            'idempotency-key': 'k-burst',
+          },
+          body: JSON.stringify(count('burst')),
+        });
+        return { status: res.status, body: (await res.json()) as { id: string } };
+      }),
     );
-    const ids = new Set(answers.map((a) => a.body.id as string));
+    const ids = new Set(answers.map((a) => a.body.id));
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(ids.size).toBe(1);
     expect(executions).toBe(1);

@@ -260,7 +260,11 @@ describe('POST /v1/invocations: refused requests', () => {
   });
 
   it('a reviewer may not invoke: 403', async () => {
-    const res = await g.invoke(g.tokens.reviewer, 'by-reviewer', call('demo/echo', { message: 'x' }));
+    const res = await g.invoke(
+      g.tokens.reviewer,
+      'by-reviewer',
+      call('demo/echo', { message: 'x' }),
+    );
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('FORBIDDEN');
   });

@@ -33,7 +33,11 @@ export interface DemoGateway {
   tokens: DemoTokens;
   dataDir: string;
   /** Sends one request to the gateway in process (`server.inject`), no socket involved. */
-  inject(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, o?: InjectOptions): Promise<InjectAnswer>;
+  inject(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    o?: InjectOptions,
+  ): Promise<InjectAnswer>;
   /** `POST /v1/invocations` as `token` with `Idempotency-Key: key`. */
   invoke(token: string, key: string, body: unknown): Promise<InjectAnswer>;
   /** Closes the gateway, keeping the data directory. Safe to call twice. */

@@ -1,0 +1,176 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verifyReceipt } from '../../src/audit/index.js';
+import type { JwkSet } from '../../src/audit/index.js';
+import type { DemoTokens } from '../../src/app/index.js';
+import { InvocationStatus } from '../../src/invocation/index.js';
+import { ensureBuilt, runCli, spawnServer } from '../helpers/cli.js';
+import type { ServerProcess } from '../helpers/cli.js';
+
+beforeAll(() => {
+  ensureBuilt();
+});
+
+const servers: ServerProcess[] = [];
+let dir: string | undefined;
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.kill();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+async function start(data: string): Promise<ServerProcess> {
+  const s = await spawnServer(data);
+  servers.push(s);
+  return s;
+}
+
+/** One HTTP request to a served gateway. */
+async function api(
+  base: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+  key?: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (key) headers['idempotency-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as unknown };
+}
+
+const sleepCall = {
+  tool: { id: 'demo/sleep', version: '1.0.0' },
+  input: { ms: 60_000 },
+  environment: 'dev',
+};
+
+describe('a Gatehouse killed with SIGKILL while a call runs', () => {
+  it('restarts with the call uncertain, receipted, not retryable, and the log intact', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-crash-'));
+    const first = await start(dir);
+    const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
+
+    // Fire the long call and do not wait: the kill ends its connection.
+    const pending = api(first.url, 'POST', '/v1/invocations', tokens.agent, sleepCall, 'sleep-1');
+    pending.catch(() => undefined);
+    let running: { id: string; tool: { id: string } } | undefined;
+    for (let i = 0; i < 200 && !running; i++) {
+      const list = await api(first.url, 'GET', '/v1/invocations?status=running', tokens.operator);
+      running = (list.body.invocations as { id: string; tool: { id: string } }[])[0];
+      if (!running) await sleep(50);
+    }
+    expect(running?.tool.id).toBe('demo/sleep');
+    const sleepId = running!.id;
+
+    const echoes = Array.from({ length: 5 }, (_, i) =>
+      api(
+        first.url,
+        'POST',
+        '/v1/invocations',
+        tokens.agent,
+        {
+          tool: { id: 'demo/echo', version: '1.0.0' },
+          input: { message: `e${i}` },
+          environment: 'dev',
+        },
+        `echo-${i}`,
+      ),
+    );
+    for (const e of echoes) e.catch(() => undefined);
+    await first.kill('SIGKILL');
+    expect(first.child.signalCode).toBe('SIGKILL');
+    await expect(pending).rejects.toThrow();
+
+    // What the crash left is already a valid log.
+    const afterCrash = await runCli(['audit', 'verify', '--data', dir]);
+    expect(afterCrash.stderr).toBe('');
+    expect(afterCrash.code).toBe(0);
+
+    const second = await start(dir);
+    expect(second.output()).toContain('1 invocation(s) were running when Gatehouse stopped');
+    const op = tokens.operator;
+
+    const record = await api(second.url, 'GET', `/v1/invocations/${sleepId}`, op);
+    expect(record.status).toBe(200);
+    expect(record.body.status).toBe('uncertain');
+    expect(record.body.error.code).toBe('GATEWAY_RESTARTED');
+    const trace = record.body.trace as { stage: string; decision: string; reason: string }[];
+    const restart = trace.find((t) => t.stage === 'execute');
+    expect(restart?.decision).toBe('uncertain');
+    expect(restart?.reason).toMatch(/Gatehouse stopped while this call was running/);
+    expect(trace.at(-1)).toMatchObject({ stage: 'audit', decision: 'recorded' });
+
+    const uncertainList = await api(second.url, 'GET', '/v1/invocations?status=uncertain', op);
+    expect((uncertainList.body.invocations as { id: string }[]).map((r) => r.id)).toEqual([
+      sleepId,
+    ]);
+
+    const jwks = (await api(second.url, 'GET', '/v1/receipt-keys')).body as JwkSet;
+    const receipt = await api(second.url, 'GET', `/v1/invocations/${sleepId}/receipt`, op);
+    expect(receipt.status).toBe(200);
+    const verdict = verifyReceipt(receipt.body, jwks);
+    if (!verdict.ok) throw new Error(verdict.reason);
+    expect(verdict.statement.predicate.status).toBe('uncertain');
+    expect(verdict.statement.predicate.outcome.error?.code).toBe('GATEWAY_RESTARTED');
+    const auditRecord = await api(
+      second.url,
+      'GET',
+      `/v1/audit/records/${verdict.statement.predicate.audit.index}`,
+      op,
+    );
+    expect(auditRecord.body.record).toMatchObject({
+      type: 'invocation.uncertain',
+      subject: `invocation/${sleepId}`,
+    });
+
+    const retry = await api(
+      second.url,
+      'POST',
+      '/v1/invocations',
+      tokens.agent,
+      sleepCall,
+      'sleep-1',
+    );
+    expect(retry.status).toBe(409);
+    expect(retry.body.error.code).toBe('EFFECT_UNCERTAIN');
+    expect(retry.body.error.details.invocation).toBe(sleepId);
+
+    await second.kill('SIGTERM');
+
+    // Every stored invocation is in a state of DESIGN §9, none still running; echoes that made
+    // it to disk did so with their outcome.
+    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+    let rows: { id: string; status: string; record: string }[];
+    try {
+      rows = db.prepare('SELECT id, status, record FROM invocations').all() as typeof rows;
+    } finally {
+      db.close();
+    }
+    const states = Object.values(InvocationStatus) as string[];
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    for (const row of rows) {
+      expect(states).toContain(row.status);
+      expect(row.status).not.toBe('running');
+      expect((JSON.parse(row.record) as { status: string }).status).toBe(row.status);
+      if (row.id !== sleepId) expect(row.status).toBe('observed');
+    }
+
+    const verified = await runCli(['audit', 'verify', '--data', dir]);
+    expect(verified.stderr).toBe('');
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(/tenant acme: OK/);
+  });
+});
