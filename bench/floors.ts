@@ -27,7 +27,7 @@ export function sqliteInsertFloor(file: string, n: number, body: string): Timing
       'CREATE TABLE calls (id INTEGER PRIMARY KEY, idempotency_key TEXT NOT NULL, body TEXT NOT NULL)',
     );
     const insert = db.prepare('INSERT INTO calls (idempotency_key, body) VALUES (?, ?)');
-    timeSync(n / 5, (i) => insert.run(`warm-${i}`, body));
+    timeSync(n / 4, (i) => insert.run(`warm-${i}`, body));
     return timeSync(n, (i) => insert.run(`key-${i}`, body));
   } finally {
     db.close();

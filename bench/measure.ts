@@ -83,14 +83,15 @@ export function collectGarbage(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
-/** Rows of cells as aligned, markdown-style table text. */
+/** Rows of cells as aligned, markdown-style table text; the first and last columns align left. */
 export function formatTable(
   header: readonly string[],
   rows: readonly (readonly string[])[],
 ): string {
+  const left = (c: number): boolean => c === 0 || c === header.length - 1;
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    `| ${cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(' | ')} |`;
-  const rule = `|${widths.map((w, c) => (c === 0 ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
+    `| ${cells.map((cell, c) => (left(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(' | ')} |`;
+  const rule = `|${widths.map((w, c) => (left(c) ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { ErrorCode, GatehouseError, isEnvironmentClass } from '../core/index.js';
+import type { EnvironmentClass } from '../core/index.js';
 
 /** Everything the gateway is configured with. */
 export interface GatewayConfig {
@@ -15,6 +16,10 @@ export interface GatewayConfig {
   defaultTimeoutMs: number;
   /** `full` fsyncs each group commit; `normal` survives process crashes only. */
   synchronous: 'full' | 'normal';
+  /** How long an approval request stays valid. */
+  approvalTtlMs: number;
+  /** Approvals needed per environment class. */
+  approvalQuorum: Record<EnvironmentClass, number>;
   demo: boolean;
   /** Log HTTP requests. */
   logRequests: boolean;
@@ -36,6 +41,11 @@ export function loadConfig(
     defaultTimeoutMs:
       flags.defaultTimeoutMs ?? int(env.GATEHOUSE_TIMEOUT_MS, 'GATEHOUSE_TIMEOUT_MS') ?? 30_000,
     synchronous: flags.synchronous ?? sync(env.GATEHOUSE_SYNCHRONOUS) ?? 'full',
+    approvalTtlMs:
+      flags.approvalTtlMs ??
+      int(env.GATEHOUSE_APPROVAL_TTL_MS, 'GATEHOUSE_APPROVAL_TTL_MS') ??
+      24 * 3600 * 1000,
+    approvalQuorum: flags.approvalQuorum ?? quorum(env.GATEHOUSE_APPROVAL_QUORUM),
     demo: flags.demo ?? false,
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
   };
@@ -58,6 +68,22 @@ function int(value: string | undefined, name: string): number | undefined {
       `${name} must be a non-negative integer; got ${JSON.stringify(value)}.`,
     );
   return Number(value);
+}
+
+/** `production=2,staging=1`: approvals needed per environment class; 1 where unnamed. */
+function quorum(value: string | undefined): Record<EnvironmentClass, number> {
+  const q: Record<EnvironmentClass, number> = { development: 1, staging: 1, production: 1 };
+  for (const part of (value ?? '').split(',').filter((p) => p.trim() !== '')) {
+    const [cls, n] = part.split('=').map((x) => x.trim());
+    if (!isEnvironmentClass(cls) || n === undefined || !/^[1-9]\d*$/.test(n)) {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `GATEHOUSE_APPROVAL_QUORUM must look like production=2,staging=1 (classes development, staging, production; counts ≥ 1); got ${JSON.stringify(value)}.`,
+      );
+    }
+    q[cls] = Number(n);
+  }
+  return q;
 }
 
 function sync(value: string | undefined): 'full' | 'normal' | undefined {

@@ -1,9 +1,13 @@
+import { appendFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sha256Hex } from '../core/index.js';
 import type { NativeExecutor } from '../executors/index.js';
 
-/** The native handlers behind the demo tools. */
-export function registerDemoHandlers(native: NativeExecutor): void {
+/**
+ * The native handlers behind the demo tools. `deployLog` is where demo/flaky-deploy records its
+ * effects, so an operator has evidence to resolve an Uncertain deploy with.
+ */
+export function registerDemoHandlers(native: NativeExecutor, deployLog: string): void {
   native
     .register('demo.echo', (input) =>
       Promise.resolve({ message: (input as { message: string }).message }),
@@ -14,6 +18,26 @@ export function registerDemoHandlers(native: NativeExecutor): void {
         changeId: `chg-${sha256Hex(`${title}\n${diff}`).slice(0, 12)}`,
         title,
       });
+    })
+    .register('demo.flaky-deploy', async (input, ctx) => {
+      const { service, version, dropConnection } = input as {
+        service: string;
+        version: string;
+        dropConnection?: boolean;
+      };
+      const line = {
+        invocationId: ctx.invocationId,
+        service,
+        version,
+        environment: ctx.environment,
+        at: new Date().toISOString(),
+      };
+      await appendFile(deployLog, `${JSON.stringify(line)}\n`);
+      if (dropConnection)
+        throw new Error(
+          `connection to the deploy service dropped after the request was sent (deploy of ${service} ${version} may have happened)`,
+        );
+      return { deployed: true, service, version };
     })
     .register('demo.sleep', async (input, ctx) => {
       const { ms } = input as { ms: number };
@@ -89,9 +113,32 @@ const sleepTool = {
   timeoutMs: 600000,
 };
 
+const flakyDeploy = {
+  id: 'demo/flaky-deploy',
+  version: '1.0.0',
+  kind: 'native',
+  title: 'Deploy (flaky)',
+  description:
+    'Deploys a service version to production and records it in DATA/demo-deployments.jsonl. With dropConnection: true it drops the call after the deploy happened, so its effect is Uncertain.',
+  inputSchema: {
+    type: 'object',
+    required: ['service', 'version'],
+    additionalProperties: false,
+    properties: {
+      service: { type: 'string', minLength: 1 },
+      version: { type: 'string', minLength: 1 },
+      dropConnection: { type: 'boolean' },
+    },
+  },
+  sideEffect: { class: 'production' },
+  execution: { handler: 'demo.flaky-deploy' },
+};
+
+const demoTools = [echo, proposeChange, sleepTool, flakyDeploy];
+
 /** The release events that publish the demo tools and the demo agent release. */
 export const demoReleaseEvents: unknown[] = [
-  ...[echo, proposeChange, sleepTool].map((d) => ({
+  ...demoTools.map((d) => ({
     id: `demo:${d.id}@${d.version}`,
     type: 'AssetReleasePublished',
     data: { assetId: d.id, version: d.version, descriptor: d, inFlightPolicy: 'finish' },
@@ -102,7 +149,7 @@ export const demoReleaseEvents: unknown[] = [
     data: {
       agentId: 'demo-agent',
       version: '1.0.0',
-      closure: [echo, proposeChange, sleepTool].map((d) => ({ id: d.id, version: d.version })),
+      closure: demoTools.map((d) => ({ id: d.id, version: d.version })),
       policy: { maxClass: 'production' },
     },
   },

@@ -5,11 +5,19 @@ import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
 import { NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer } from '../http/index.js';
-import { InvocationService, Pipeline, recoverInterrupted } from '../invocation/index.js';
+import { ApprovalService } from '../approvals/index.js';
+import {
+  InvocationService,
+  Pipeline,
+  UncertainEffects,
+  recoverInterrupted,
+} from '../invocation/index.js';
 import type { Executor, InvocationRecord } from '../invocation/index.js';
 import { CedarEngine, TenantPolicy } from '../policy/index.js';
 import {
   FileArtifactStore,
+  SqliteApprovalStore,
+  SqliteOutboxFeed,
   SqliteAuditStore,
   SqliteDatabase,
   SqliteInvocationStore,
@@ -45,6 +53,8 @@ export class Gateway {
     readonly registry: ToolRegistry,
     readonly policy: TenantPolicy,
     readonly invocations: InvocationService,
+    readonly approvals: ApprovalService,
+    readonly uncertain: UncertainEffects,
     readonly auditLog: AuditLog,
     readonly server: FastifyInstance,
     /** Invocations found `running` at start and marked `uncertain`. */
@@ -92,18 +102,32 @@ export class Gateway {
         artifacts: new FileArtifactStore(join(config.dataDir, 'artifacts')),
         clock,
         metrics,
+        approvals: { ttlMs: config.approvalTtlMs, quorum: config.approvalQuorum, ids, clock },
         maxOutputBytes: config.maxOutputBytes,
         defaultTimeoutMs: config.defaultTimeoutMs,
         environmentNames: (tenant, project) =>
           directory.environmentsOf(tenant, project).map((e) => e.name),
       });
+      const approvals = new ApprovalService({ store: new SqliteApprovalStore(db), clock });
       const invocations = new InvocationService({
         pipeline,
         store,
         registry,
         directory,
+        approvals,
         clock,
         ids,
+      });
+      const uncertain = new UncertainEffects({ store, signer: keyring, clock });
+      registry.onRevoked(async ({ tenant, tool, inFlightPolicy, reason, actor }) => {
+        if (inFlightPolicy !== 'abort') return;
+        invocations.abortRunning(tenant, tool, reason);
+        await approvals.invalidateForTool(
+          tenant,
+          tool,
+          `${tool.id}@${tool.version} was revoked: ${reason}`,
+          actor,
+        );
       });
       const recovered = await recoverInterrupted({ store, signer: keyring, clock });
       const auditLog = new AuditLog({ store: new SqliteAuditStore(db), signer: keyring, clock });
@@ -115,8 +139,11 @@ export class Gateway {
           registry,
           directory,
           invocations,
+          approvals,
+          uncertain,
           policy,
           auditLog,
+          events: new SqliteOutboxFeed(db),
           metrics,
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
@@ -130,6 +157,8 @@ export class Gateway {
         registry,
         policy,
         invocations,
+        approvals,
+        uncertain,
         auditLog,
         server,
         recovered,

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { GatewayConfig } from './config.js';
 import { registerDemoHandlers } from './demo-tools.js';
 import { seedDemo } from './demo.js';
@@ -11,9 +12,10 @@ import { Gateway } from './gateway.js';
 export async function startGateway(
   config: GatewayConfig,
 ): Promise<{ gateway: Gateway; url: string; tokens?: DemoTokens }> {
+  const deployLog = join(config.dataDir, 'demo-deployments.jsonl');
   const gateway = await Gateway.open(
     config,
-    config.demo ? { nativeHandlers: registerDemoHandlers } : {},
+    config.demo ? { nativeHandlers: (native) => registerDemoHandlers(native, deployLog) } : {},
   );
   try {
     const tokens = config.demo ? await seedDemo(gateway) : undefined;

@@ -57,3 +57,18 @@ export interface LedgerEntries {
   audit: AuditRecordDraft[];
   events: OutboxEvent[];
 }
+
+/** An event as stored in the outbox, with its position: the id of the event stream. */
+export interface StoredEvent extends OutboxEvent {
+  seq: number;
+}
+
+/** Reads the outbox in order, and says when new events may have been committed. */
+export interface OutboxFeed {
+  /** Up to `limit` events of a tenant after position `seq`, in order. */
+  after(tenant: string, seq: number, limit: number): Promise<StoredEvent[]>;
+  /** The position of the tenant's latest event, or 0. */
+  latest(tenant: string): Promise<number>;
+  /** Calls `listener` after each commit that may have added events; returns the unsubscribe. */
+  subscribe(listener: () => void): () => void;
+}

@@ -14,6 +14,8 @@ export type {
   AuditRecord,
   AuditPosition,
   LedgerEntries,
+  StoredEvent,
+  OutboxFeed,
 } from './events.js';
 export {
   SideEffectClass,

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal, Role } from '../tenancy/index.js';
 
 /** What a route handler answers: a status and a JSON body (or text for `/metrics`). */
@@ -24,5 +24,10 @@ export interface Route {
   headers?: Record<string, { description: string; required: boolean }>;
   /** What the answer is, for the OpenAPI document. */
   responses: Record<string, string>;
-  handler: (principal: Principal, req: FastifyRequest) => Promise<RouteAnswer> | RouteAnswer;
+  /** Answers the request; a streaming route takes over `reply` itself and answers null. */
+  handler: (
+    principal: Principal,
+    req: FastifyRequest,
+    reply: FastifyReply,
+  ) => Promise<RouteAnswer | null> | RouteAnswer | null;
 }

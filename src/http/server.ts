@@ -10,6 +10,9 @@ import { evidenceRoutes } from './routes/evidence-routes.js';
 import { invocationRoutes } from './routes/invocation-routes.js';
 import { policyRoutes } from './routes/policy-routes.js';
 import { registryRoutes } from './routes/registry-routes.js';
+import { approvalRoutes } from './routes/approval-routes.js';
+import { uncertainRoutes } from './routes/uncertain-routes.js';
+import { eventStreamRoutes } from './routes/event-stream-routes.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -36,6 +39,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     logger: o.logger ?? false,
     bodyLimit: o.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
+    forceCloseConnections: true,
   });
   const s = o.services;
   const routes: Route[] = [
@@ -43,6 +47,9 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...invocationRoutes(s),
     ...evidenceRoutes(s),
     ...policyRoutes(s),
+    ...approvalRoutes(s),
+    ...uncertainRoutes(s),
+    ...eventStreamRoutes(s),
   ];
   const openapi = openApiDocument(routes, o.version);
 
@@ -56,7 +63,8 @@ export function buildServer(o: ServerOptions): FastifyInstance {
       url: route.url,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const principal = route.roles === 'public' ? anonymous : authenticate(s, req, route);
-        const answer = await route.handler(principal, req);
+        const answer = await route.handler(principal, req, reply);
+        if (answer === null) return reply;
         void reply.code(answer.status);
         if (answer.contentType) void reply.type(answer.contentType);
         return answer.body;

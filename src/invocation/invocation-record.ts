@@ -37,10 +37,22 @@ export interface InvocationRecord {
   input: unknown;
   requestHash: string;
   idempotencyKey: string;
+  /** 1 for the first attempt; a retry after an operator denied an Uncertain effect adds one. */
+  attempt: number;
+  /** The attempt this one retries, if any. */
+  previousAttempt: string | null;
   effectiveClass: SideEffectClass | null;
   runId: string | null;
   attemptId: string | null;
   approvalId: string | null;
+  /** Who approved the call and when, once it resumed with an approval. */
+  approval: {
+    id: string;
+    approvers: { principal: string; at: string }[];
+    decidedAt: string;
+  } | null;
+  /** An operator's resolution of an Uncertain effect. */
+  resolution: { effect: 'confirmed' | 'denied'; evidence: unknown; by: string; at: string } | null;
   trace: TraceEntry[];
   output?: unknown;
   outputInfo?: OutputInfo;

@@ -1,10 +1,13 @@
 import { ErrorCode, GatehouseError, isoTime, requestHash } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
+import { checkApproval } from '../approvals/index.js';
+import type { Approval, ApprovalService } from '../approvals/index.js';
 import { hasRole } from '../tenancy/index.js';
 import type { Directory, Principal } from '../tenancy/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { InvocationRecord } from './invocation-record.js';
 import type { InvocationQuery, InvocationStore } from './invocation-store.js';
+import type { PipelineContext } from './pipeline-context.js';
 import type { Pipeline } from './pipeline.js';
 
 /** What an agent asks for (DESIGN §9, `POST /v1/invocations`). */
@@ -24,24 +27,35 @@ export interface InvocationServiceOptions {
   store: InvocationStore;
   registry: ToolRegistry;
   directory: Directory;
+  approvals: ApprovalService;
   clock: Clock;
   ids: IdGenerator;
 }
 
+/** A call in flight, so revocation and shutdown can abort it. */
+interface Running {
+  tenant: string;
+  tool: string;
+  controller: AbortController;
+}
+
 /**
  * The entry point for invocations: idempotency (the same key and request hash is the same
- * invocation, never executed twice, even when duplicates arrive together), then the pipeline.
+ * invocation, never executed twice, even when duplicates arrive together), resumption with an
+ * approval, retries after an operator denied an Uncertain effect, and the pipeline.
  */
 export class InvocationService {
   private readonly inFlight = new Map<string, { hash: string; done: Promise<InvocationRecord> }>();
+  private readonly running = new Map<string, Running>();
   private readonly shutdown = new AbortController();
 
   constructor(private readonly o: InvocationServiceOptions) {}
 
   /**
-   * Runs or replays an invocation.
+   * Runs, resumes or replays an invocation.
    * @throws GatehouseError FORBIDDEN (not an agent), IDEMPOTENCY_KEY_REUSED (same key, another
-   *   request), EFFECT_UNCERTAIN (a retry of an unresolved Uncertain request).
+   *   request), EFFECT_UNCERTAIN (a retry of an unresolved Uncertain request), NOT_FOUND /
+   *   APPROVAL_STALE / APPROVAL_PENDING / APPROVAL_CONSUMED (an approval that cannot be used).
    */
   async invoke(principal: Principal, req: InvokeRequest): Promise<InvocationRecord> {
     if (!hasRole(principal, 'agent') || !principal.agent || !principal.project) {
@@ -66,15 +80,7 @@ export class InvocationService {
       if (running.hash !== hash) throw reused(req.idempotencyKey, hash, running.hash);
       return running.done;
     }
-    const done = (async () => {
-      const existing = await this.o.store.findByKey(
-        principal.tenant,
-        principal.id,
-        req.idempotencyKey,
-      );
-      if (existing) return replay(existing, req.idempotencyKey, hash);
-      return this.start(principal, project, agent, req, hash);
-    })();
+    const done = this.dispatch(principal, req, hash);
     this.inFlight.set(key, { hash, done });
     try {
       return await done;
@@ -83,12 +89,70 @@ export class InvocationService {
     }
   }
 
-  private start(
+  private async dispatch(
     principal: Principal,
-    project: string,
-    agent: { id: string; version: string },
     req: InvokeRequest,
     hash: string,
+  ): Promise<InvocationRecord> {
+    const approval =
+      req.approvalId === undefined
+        ? undefined
+        : await this.o.approvals.get(principal.tenant, req.approvalId);
+    const existing = await this.o.store.findByKey(
+      principal.tenant,
+      principal.id,
+      req.idempotencyKey,
+    );
+    if (approval) {
+      const problem = checkApproval(
+        approval,
+        {
+          tenant: principal.tenant,
+          invocationId: existing?.id ?? '(a new invocation)',
+          requestHash: hash,
+          tool: req.tool,
+          descriptorDigest: existing?.tool.descriptorDigest ?? null,
+        },
+        this.o.clock.now(),
+      );
+      if (problem?.code === 'APPROVAL_STALE')
+        throw new GatehouseError(ErrorCode.APPROVAL_STALE, problem.message, {
+          details: {
+            approvalId: approval.id,
+            approvedRequestHash: approval.requestHash,
+            requestHash: hash,
+          },
+        });
+    }
+    if (!existing) return this.start(principal, req, hash, 1, null);
+    if (existing.requestHash !== hash) throw reused(req.idempotencyKey, hash, existing.requestHash);
+    switch (existing.status) {
+      case 'awaiting_approval':
+        return approval ? this.resume(principal, existing, approval) : existing;
+      case 'uncertain':
+        throw new GatehouseError(
+          ErrorCode.EFFECT_UNCERTAIN,
+          `Invocation ${existing.id} for this request ended uncertain: its effect may have happened. An operator must confirm or deny the effect (POST /v1/invocations/${existing.id}/resolve) before it can be retried.`,
+          { details: { invocation: existing.id } },
+        );
+      case 'failed':
+        if (existing.resolution?.effect === 'denied')
+          return this.start(principal, req, hash, existing.attempt + 1, existing.id);
+        return existing;
+      case 'denied':
+      case 'queued':
+      case 'running':
+      case 'observed':
+        return existing;
+    }
+  }
+
+  private start(
+    principal: Principal,
+    req: InvokeRequest,
+    hash: string,
+    attempt: number,
+    previousAttempt: string | null,
   ): Promise<InvocationRecord> {
     const now = isoTime(this.o.clock.now());
     const tool = this.o.registry.tool(principal.tenant, req.tool.id, req.tool.version);
@@ -96,10 +160,10 @@ export class InvocationService {
       id: this.o.ids.next(),
       status: 'running',
       tenant: principal.tenant,
-      project,
+      project: principal.project!,
       environment: req.environment,
       principal: principal.id,
-      agent,
+      agent: principal.agent!,
       tool: {
         id: req.tool.id,
         version: req.tool.version,
@@ -108,10 +172,14 @@ export class InvocationService {
       input: req.input,
       requestHash: hash,
       idempotencyKey: req.idempotencyKey,
+      attempt,
+      previousAttempt,
       effectiveClass: null,
       runId: req.runId ?? null,
       attemptId: req.attemptId ?? null,
-      approvalId: req.approvalId ?? null,
+      approvalId: null,
+      approval: null,
+      resolution: null,
       trace: [],
       warnings: [],
       createdAt: now,
@@ -119,16 +187,109 @@ export class InvocationService {
       completedAt: null,
       audit: null,
     };
-    const release = this.o.registry.agentRelease(principal.tenant, agent.id, agent.version);
-    const environment = this.o.directory.environment(principal.tenant, project, req.environment);
-    return this.o.pipeline.run({
+    return this.track(this.context(principal, record), (ctx) => this.o.pipeline.run(ctx));
+  }
+
+  private async resume(
+    principal: Principal,
+    existing: InvocationRecord,
+    approval: Approval,
+  ): Promise<InvocationRecord> {
+    const ctx = this.context(principal, existing);
+    const problem = checkApproval(
+      approval,
+      {
+        tenant: existing.tenant,
+        invocationId: existing.id,
+        requestHash: existing.requestHash,
+        tool: existing.tool,
+        descriptorDigest: existing.tool.descriptorDigest,
+      },
+      this.o.clock.now(),
+    );
+    if (problem?.kind === 'refuse') {
+      const code =
+        problem.code === 'APPROVAL_PENDING'
+          ? ErrorCode.APPROVAL_PENDING
+          : problem.code === 'APPROVAL_CONSUMED'
+            ? ErrorCode.APPROVAL_CONSUMED
+            : ErrorCode.APPROVAL_STALE;
+      throw new GatehouseError(code, problem.message, {
+        details: { approvalId: approval.id, status: approval.status },
+      });
+    }
+    if (problem) return this.o.pipeline.deny(ctx, problem.code, problem.message);
+    const stored = ctx.tool?.stored;
+    if (!stored || stored.state === 'revoked') {
+      return this.o.pipeline.deny(
+        ctx,
+        'TOOL_REVOKED',
+        `${existing.tool.id}@${existing.tool.version} was revoked while the call waited for approval${stored?.stateReason ? ` (${stored.stateReason})` : ''}.`,
+      );
+    }
+    ctx.approved = approval;
+    return this.track(ctx, (c) => this.o.pipeline.run(c, 'approval'));
+  }
+
+  private context(principal: Principal, record: InvocationRecord): PipelineContext {
+    const tool = this.o.registry.tool(record.tenant, record.tool.id, record.tool.version);
+    const release = this.o.registry.agentRelease(
+      record.tenant,
+      record.agent.id,
+      record.agent.version,
+    );
+    const environment = this.o.directory.environment(
+      record.tenant,
+      record.project,
+      record.environment,
+    );
+    return {
       record,
       principal,
       signal: this.shutdown.signal,
       ...(tool ? { tool } : {}),
       ...(release ? { release } : {}),
       ...(environment ? { environment } : {}),
+    };
+  }
+
+  /** Runs a pass of the pipeline with an abort controller that revocation and shutdown reach. */
+  private async track(
+    ctx: PipelineContext,
+    pass: (ctx: PipelineContext) => Promise<InvocationRecord>,
+  ): Promise<InvocationRecord> {
+    const controller = new AbortController();
+    const id = ctx.record.id;
+    this.running.set(id, {
+      tenant: ctx.record.tenant,
+      tool: `${ctx.record.tool.id}@${ctx.record.tool.version}`,
+      controller,
     });
+    ctx.signal = AbortSignal.any([this.shutdown.signal, controller.signal]);
+    try {
+      return await pass(ctx);
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  /**
+   * Applies a revoked release's in-flight policy: `abort` cancels the running calls of that tool
+   * version through their AbortSignal (each then ends uncertain or failed, as its executor knows).
+   * @returns how many calls were aborted.
+   */
+  abortRunning(tenant: string, tool: { id: string; version: string }, reason: string): number {
+    const ref = `${tool.id}@${tool.version}`;
+    let n = 0;
+    for (const r of this.running.values()) {
+      if (r.tenant === tenant && r.tool === ref) {
+        r.controller.abort(
+          Object.assign(new Error(`${ref} was revoked: ${reason}`), { code: 'REVOKED' }),
+        );
+        n += 1;
+      }
+    }
+    return n;
   }
 
   /** The invocation if the principal may see it: agents their own, other roles their tenant's. */
@@ -170,20 +331,10 @@ export class InvocationService {
 
   /** Aborts every running call (their executors see the signal). Safe to call twice. */
   abortAll(): void {
-    this.shutdown.abort(new Error('Gatehouse is shutting down'));
-  }
-}
-
-function replay(existing: InvocationRecord, key: string, hash: string): InvocationRecord {
-  if (existing.requestHash !== hash) throw reused(key, hash, existing.requestHash);
-  if (existing.status === 'uncertain') {
-    throw new GatehouseError(
-      ErrorCode.EFFECT_UNCERTAIN,
-      `Invocation ${existing.id} for this request ended uncertain: its effect may have happened. An operator must confirm or deny the effect (POST /v1/invocations/${existing.id}/resolve) before it can be retried.`,
-      { details: { invocation: existing.id } },
+    this.shutdown.abort(
+      Object.assign(new Error('Gatehouse is shutting down'), { code: 'SHUTDOWN' }),
     );
   }
-  return existing;
 }
 
 function reused(key: string, hash: string, previous: string): GatehouseError {

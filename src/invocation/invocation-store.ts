@@ -1,4 +1,5 @@
 import type { AuditPosition, LedgerEntries } from '../core/index.js';
+import type { Approval } from '../approvals/index.js';
 import type { InvocationRecord } from './invocation-record.js';
 import type { InvocationStatus } from './invocation-status.js';
 
@@ -6,6 +7,13 @@ import type { InvocationStatus } from './invocation-status.js';
 export interface InvocationStep {
   record: InvocationRecord;
   ledger: LedgerEntries;
+  /** An approval request to create with this step (the call is suspended). */
+  approval?: Approval;
+  /**
+   * The id of an approved approval to consume with this step; if it is not `approved` any more
+   * the step fails with APPROVAL_CONSUMED and nothing is written.
+   */
+  consumeApproval?: string;
   /**
    * Called inside the transaction once the audit records have their positions, with the position
    * of the last one; returns the receipt to store (a terminal step) or undefined.
@@ -22,7 +30,7 @@ export interface InvocationQuery {
 
 /** Persistence of invocations and their receipts. */
 export interface InvocationStore {
-  /** The invocation a principal made with an idempotency key, if any. */
+  /** The latest attempt of the invocation a principal made with an idempotency key, if any. */
   findByKey(tenant: string, principal: string, key: string): Promise<InvocationRecord | undefined>;
   /** The invocation, if it exists in the tenant. */
   get(tenant: string, id: string): Promise<InvocationRecord | undefined>;

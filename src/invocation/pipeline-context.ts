@@ -1,4 +1,5 @@
 import type { Environment, SideEffectClass } from '../core/index.js';
+import type { Approval } from '../approvals/index.js';
 import type { Principal } from '../tenancy/index.js';
 import type { RegisteredTool, StoredAgentRelease } from '../tools/index.js';
 import type { ExecutionResult } from './executor.js';
@@ -21,6 +22,10 @@ export interface PipelineContext {
     raisedBy: { rule?: string; reason: string }[];
     frozenDenial: string | null;
   };
+  /** Set by the approval stage when the call must wait: the approval request to create. */
+  pendingApproval?: Approval;
+  /** Set when the call resumes with an approved approval, which the next save consumes. */
+  approved?: Approval;
   /** Set by the execute stage. */
   execution?: ExecutionResult;
   /** The output before sanitizing, for its digest. */

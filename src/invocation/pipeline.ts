@@ -8,7 +8,7 @@ import type { Executor } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
 import { transitionInvocation } from './invocation-status.js';
 import type { InvocationStatus } from './invocation-status.js';
-import type { InvocationStore } from './invocation-store.js';
+import type { InvocationStep, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
 import { receiptPredicate } from './receipt-predicate.js';
 import type { StageName, StageResult, TraceEntry } from './stage.js';
@@ -16,7 +16,9 @@ import { validationStage } from './stages/validation-stage.js';
 import { permissionStage } from './stages/permission-stage.js';
 import { policyStage } from './stages/policy-stage.js';
 import { classificationStage } from './stages/classification-stage.js';
-import { approvalStage, credentialsStage, sandboxStage } from './stages/seam-stages.js';
+import { approvalStage } from './stages/approval-stage.js';
+import type { ApprovalSettings } from './stages/approval-stage.js';
+import { credentialsStage, sandboxStage } from './stages/seam-stages.js';
 import { executeStage } from './stages/execute-stage.js';
 import { sanitizeStage } from './stages/sanitize-stage.js';
 
@@ -34,6 +36,7 @@ export interface PipelineOptions {
   signer: Signer;
   artifacts: ArtifactStore;
   clock: Clock;
+  approvals: ApprovalSettings;
   metrics?: PipelineMetrics;
   /** Output beyond this many bytes is cut and kept whole as an artifact (default 64 KiB). */
   maxOutputBytes: number;
@@ -66,7 +69,7 @@ export class Pipeline {
       { name: 'permission', run: permissionStage },
       { name: 'policy', run: (c) => policyStage(withClassification(c), o.policy) },
       { name: 'classification', run: classificationStage },
-      { name: 'approval', run: approvalStage },
+      { name: 'approval', run: (c) => approvalStage(c, o.policy, o.approvals) },
       { name: 'credentials', run: credentialsStage },
       { name: 'sandbox', run: sandboxStage },
       { name: 'execute', run: (c) => executeStage(c, o.executors, o.defaultTimeoutMs) },
@@ -74,11 +77,16 @@ export class Pipeline {
     ];
   }
 
-  /** Runs a new invocation through every stage and returns its record as stored. */
-  async run(ctx: PipelineContext): Promise<InvocationRecord> {
+  /**
+   * Runs an invocation through the stages from `from` on and returns its record as stored.
+   * A new call starts at validation; a call resuming with an approval (`ctx.approved`, already
+   * recorded as awaiting) starts at the approval stage.
+   */
+  async run(ctx: PipelineContext, from: StageName = 'validation'): Promise<InvocationRecord> {
     const pending: TraceEntry[] = [];
-    let recorded = false;
-    for (const step of this.steps) {
+    let recorded = from !== 'validation';
+    if (recorded && !ctx.classification) withClassification(ctx);
+    for (const step of this.steps.slice(this.steps.findIndex((s) => s.name === from))) {
       if (step.name === 'execute' && ctx.classification!.effectiveClass !== 'read') {
         await this.save(ctx, 'running', pending.splice(0), recorded);
         recorded = true;
@@ -86,9 +94,7 @@ export class Pipeline {
       const started = process.hrtime.bigint();
       const result = await step.run(ctx);
       this.o.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
-      const entry = this.entry(step.name, result, ctx);
-      ctx.record.trace.push(entry);
-      pending.push(entry);
+      pending.push(this.record(ctx, step.name, result));
       switch (result.outcome) {
         case 'continue':
           continue;
@@ -114,7 +120,14 @@ export class Pipeline {
     return this.save(ctx, execution.status, pending, recorded);
   }
 
-  private entry(stage: StageName, result: StageResult, ctx: PipelineContext): TraceEntry {
+  /** Ends a call that waits for approval as `denied` at the approval stage (rejected, expired…). */
+  deny(ctx: PipelineContext, code: string, reason: string): Promise<InvocationRecord> {
+    const entry = this.record(ctx, 'approval', { outcome: 'deny', code, reason });
+    ctx.record.error = { code, message: reason, stage: 'approval' };
+    return this.save(ctx, 'denied', [entry], true);
+  }
+
+  private record(ctx: PipelineContext, stage: StageName, result: StageResult): TraceEntry {
     const decision =
       stage === 'execute'
         ? ctx.execution!.status
@@ -128,6 +141,7 @@ export class Pipeline {
       at: isoTime(this.o.clock.now()),
     };
     if (result.details) entry.details = result.details;
+    ctx.record.trace.push(entry);
     return entry;
   }
 
@@ -143,7 +157,7 @@ export class Pipeline {
   ): Promise<InvocationRecord> {
     const { record } = ctx;
     const at = isoTime(this.o.clock.now());
-    record.status = transitionInvocation(recorded ? 'running' : 'new', status);
+    record.status = transitionInvocation(recorded ? record.status : 'new', status);
     record.updatedAt = at;
     const final = status !== 'running' && status !== 'awaiting_approval';
     if (final) {
@@ -157,7 +171,6 @@ export class Pipeline {
       record.trace.push(entry);
       stages.push(entry);
     }
-    const events: OutboxEvent[] = [];
     const subject = `invocation/${record.id}`;
     const summary = {
       invocationId: record.id,
@@ -166,30 +179,28 @@ export class Pipeline {
       status,
       requestHash: record.requestHash,
     };
+    const events: OutboxEvent[] = [];
+    const event = (type: EventType, data: Record<string, unknown>) =>
+      events.push({ type, tenant: record.tenant, subject, at, data: { ...summary, ...data } });
     if (!recorded)
-      events.push({
-        type: EventType.ToolInvocationRequested,
-        tenant: record.tenant,
-        subject,
-        at,
-        data: { ...summary, environment: record.environment, project: record.project },
+      event(EventType.ToolInvocationRequested, {
+        environment: record.environment,
+        project: record.project,
       });
-    const outcomeEvent =
-      status === 'denied'
-        ? EventType.ToolInvocationDenied
-        : status === 'uncertain'
-          ? EventType.ToolEffectUncertain
-          : status === 'observed' || status === 'failed'
-            ? EventType.ToolInvocationCompleted
-            : undefined;
-    if (outcomeEvent)
-      events.push({
-        type: outcomeEvent,
-        tenant: record.tenant,
-        subject,
-        at,
-        data: { ...summary, ...(record.error ? { error: record.error } : {}) },
+    if (ctx.pendingApproval) {
+      const a = ctx.pendingApproval;
+      event(EventType.ApprovalRequested, {
+        approvalId: a.id,
+        expiresAt: a.expiresAt,
+        quorum: a.quorum,
+        effectiveClass: a.effectiveClass,
       });
+    }
+    const error = record.error ? { error: record.error } : {};
+    if (status === 'denied') event(EventType.ToolInvocationDenied, error);
+    if (status === 'uncertain') event(EventType.ToolEffectUncertain, error);
+    if (status === 'observed' || status === 'failed')
+      event(EventType.ToolInvocationCompleted, error);
     const audit: AuditRecordDraft = {
       tenant: record.tenant,
       type: `invocation.${status}`,
@@ -205,27 +216,47 @@ export class Pipeline {
               environment: record.environment,
               input: record.input,
               idempotencyKey: record.idempotencyKey,
+              attempt: record.attempt,
             }),
         effectiveClass: record.effectiveClass,
         descriptorDigest: record.tool.descriptorDigest,
         stages,
-        ...(record.error ? { error: record.error } : {}),
+        ...(record.approvalId ? { approvalId: record.approvalId } : {}),
+        ...error,
         ...(record.outputInfo ? { output: record.outputInfo } : {}),
       },
     };
-    await this.o.store.save({
-      record,
-      ledger: { audit: [audit], events },
-      ...(final
-        ? {
-            seal: (last) =>
-              signReceipt(receiptPredicate({ ...record, audit: last }), this.o.signer),
-          }
-        : {}),
-    });
+    const step: InvocationStep = { record, ledger: { audit: [audit], events } };
+    if (ctx.pendingApproval) step.approval = ctx.pendingApproval;
+    if (ctx.approved && record.approval === null) {
+      step.consumeApproval = ctx.approved.id;
+      record.approval = approvalSummary(ctx.approved);
+    }
+    if (final)
+      step.seal = (last) =>
+        signReceipt(receiptPredicate({ ...record, audit: last }), this.o.signer);
+    try {
+      await this.o.store.save(step);
+    } catch (err) {
+      if (step.consumeApproval) record.approval = null;
+      throw err;
+    }
+    ctx.pendingApproval = undefined;
     if (final) this.o.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);
     return record;
   }
+}
+
+function approvalSummary(
+  a: NonNullable<PipelineContext['approved']>,
+): NonNullable<InvocationRecord['approval']> {
+  return {
+    id: a.id,
+    approvers: a.decisions
+      .filter((d) => d.decision === 'approve')
+      .map((d) => ({ principal: d.principal, at: d.at })),
+    decidedAt: a.decidedAt ?? '',
+  };
 }
 
 function withClassification(ctx: PipelineContext): PipelineContext {

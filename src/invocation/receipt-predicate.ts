@@ -26,7 +26,7 @@ export function receiptPredicate(
     effectiveClass: record.effectiveClass,
     status: record.status,
     stages: record.trace,
-    approval: null,
+    approval: record.approval,
     lease: null,
     outcome: {
       status: record.status,

@@ -10,6 +10,8 @@ export const StageName = {
   execute: 'execute',
   sanitize: 'sanitize',
   audit: 'audit',
+  /** Not a pipeline stage: an operator's resolution of an Uncertain effect, kept in the trace. */
+  resolution: 'resolution',
 } as const;
 export type StageName = (typeof StageName)[keyof typeof StageName];
 
@@ -23,7 +25,9 @@ export type StageDecision =
   | 'observed'
   | 'failed'
   | 'uncertain'
-  | 'recorded';
+  | 'recorded'
+  | 'confirmed'
+  | 'denied';
 
 /** One stage's decision on the invocation. */
 export interface TraceEntry {

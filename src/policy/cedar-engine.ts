@@ -137,11 +137,6 @@ export class CedarEngine {
     return { policyIds: entry.policyIds, inputIndependent: entry.inputIndependent };
   }
 
-  /** What {@link prepare} made of `setId`, or undefined when it was never prepared. */
-  prepared(setId: string): PreparedPolicySet | undefined {
-    return this.sets.get(setId);
-  }
-
   /** The annotations (`@id`, `@reason`, …) of a policy of a prepared set. */
   annotations(setId: string, policyId: string): Readonly<Record<string, string>> {
     return this.sets.get(setId)?.annotations.get(policyId) ?? {};
@@ -188,11 +183,12 @@ export class CedarEngine {
  * Node 20's V8 (11.3) aborts the whole process ("Fatal error … unreachable code" in
  * Deoptimizer::DoComputeBuiltinContinuation) when optimized code that inlined a JS-to-Wasm call
  * is deoptimized while that call runs, which Cedar's calls back into JavaScript can cause.
- * Reproduced with ~20k evaluations across two policy sets. Turning that inlining off avoids it
- * at a cost below the noise of one authorization. V8 13 and later are left alone.
+ * Reproduced here with ~20k evaluations across two policy sets. Turning that inlining off (for
+ * the whole process; nothing else of ours calls WebAssembly) avoids it, at roughly 10 µs per
+ * authorization. Newer V8 (13+, untested) is left alone.
  */
 function avoidJsWasmInliningCrash(): void {
-  if (Number(process.versions.v8.split('.')[0]) <= 13) {
+  if (Number(process.versions.v8.split('.')[0]) <= 12) {
     setFlagsFromString('--no-turbo-inline-js-wasm-calls');
   }
 }
@@ -211,7 +207,7 @@ function toValidationError(
   if (e.help) message += ` (${e.help})`;
   if (/attribute `input\.[^`]*` in context/.test(message)) {
     message +=
-      '; guard input attributes with `has`, e.g. `context.input has branch && context.input.branch == "main"`';
+      ' (guard input attributes with `has`, e.g. `context.input has branch && context.input.branch == "main"`)';
   }
   const error: PolicyValidationError = { message };
   if (policyId !== undefined) error.policyId = policyId;

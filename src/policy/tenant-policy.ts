@@ -226,7 +226,7 @@ export class TenantPolicy {
     }
     if (result.failedForbids.length > 0) {
       return (
-        `Denied because ${policies(result.failedForbids)} could not be evaluated for this call ` +
+        `Denied because ${policies(result.failedForbids, 'policy')} could not be evaluated for this call ` +
         `(${result.errors.join('; ')}), and a forbid policy that fails denies. ` +
         `Fix the policy, or the input attribute it reads.`
       );
@@ -278,8 +278,8 @@ function scopeName(tenant: string, project: string | null): string {
   return project === null ? `tenant ${tenant}` : `project ${project} of tenant ${tenant}`;
 }
 
-function policies(ids: string[]): string {
-  return ids.length === 1 ? `Policy ${ids[0]}` : `Policies ${ids.join(', ')}`;
+function policies(ids: string[], word = 'Policy'): string {
+  return ids.length === 1 ? `${word} ${ids[0]}` : `${word.replace(/y$/, 'ies')} ${ids.join(', ')}`;
 }
 
 function describeError(e: PolicyValidationError): string {

@@ -5,6 +5,8 @@ export { SqliteTenancyStore } from './sqlite/sqlite-tenancy-store.js';
 export { SqliteInvocationStore } from './sqlite/sqlite-invocation-store.js';
 export { SqliteAuditStore } from './sqlite/sqlite-audit-store.js';
 export { SqlitePolicyStore } from './sqlite/sqlite-policy-store.js';
+export { SqliteApprovalStore } from './sqlite/sqlite-approval-store.js';
+export { SqliteOutboxFeed } from './sqlite/sqlite-outbox-feed.js';
 export { FileArtifactStore } from './file-artifact-store.js';
 export { migrations } from './schema/migrations.js';
 export type { SqlDialect } from './schema/migrations.js';

@@ -14,7 +14,12 @@ export type { ReleaseEvent, InFlightPolicy } from './release-events.js';
 export { validateDescriptor, compileDescriptorShape } from './validate-descriptor.js';
 export type { ExecutionCheck, ValidatedDescriptor } from './validate-descriptor.js';
 export { ToolRegistry } from './tool-registry.js';
-export type { RegisteredTool, EventOutcome, ToolRegistryOptions } from './tool-registry.js';
+export type {
+  RegisteredTool,
+  EventOutcome,
+  ToolRegistryOptions,
+  RevocationListener,
+} from './tool-registry.js';
 export type {
   ToolStore,
   ToolStoreChange,

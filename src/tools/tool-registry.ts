@@ -14,7 +14,7 @@ import { canTransitionDescriptor } from './descriptor-state.js';
 import type { DescriptorState } from './descriptor-state.js';
 import type { JsonSchemaValidator } from './json-schema.js';
 import { ReleaseEventParser } from './release-events.js';
-import type { ReleaseEvent } from './release-events.js';
+import type { InFlightPolicy, ReleaseEvent } from './release-events.js';
 import { compileDescriptorShape, validateDescriptor } from './validate-descriptor.js';
 import type { ExecutionCheck } from './validate-descriptor.js';
 import type {
@@ -40,6 +40,15 @@ export interface EventOutcome {
   message: string;
 }
 
+/** Told when a descriptor version is revoked, after the revocation is stored. */
+export type RevocationListener = (revoked: {
+  tenant: string;
+  tool: { id: string; version: string };
+  inFlightPolicy: InFlightPolicy;
+  reason: string;
+  actor: string;
+}) => Promise<void>;
+
 /** Options of {@link ToolRegistry.open}. */
 export interface ToolRegistryOptions {
   store: ToolStore;
@@ -59,6 +68,7 @@ export class ToolRegistry {
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly releases = new Map<string, StoredAgentRelease>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly revocationListeners: RevocationListener[] = [];
   private readonly parser: ReleaseEventParser;
   private readonly shape: ValidateFunction;
 
@@ -82,6 +92,11 @@ export class ToolRegistry {
       registry.releases.set(key(r.tenant, r.release.agentId, r.release.version), r);
     }
     return registry;
+  }
+
+  /** Registers a listener for revocations (the in-flight policy acts through it). */
+  onRevoked(listener: RevocationListener): void {
+    this.revocationListeners.push(listener);
   }
 
   /** The descriptor version, in any state, or undefined. */
@@ -199,6 +214,17 @@ export class ToolRegistry {
     if (plan.agentRelease) {
       const r = plan.agentRelease.release;
       this.releases.set(key(tenant, r.agentId, r.version), plan.agentRelease);
+    }
+    if (e.type === 'AssetReleaseRevoked' && plan.result === 'applied' && plan.descriptor) {
+      for (const listener of this.revocationListeners) {
+        await listener({
+          tenant,
+          tool: { id: e.data.assetId, version: e.data.version },
+          inFlightPolicy: plan.descriptor.inFlightPolicy,
+          reason: e.data.reason,
+          actor,
+        });
+      }
     }
     return { id: e.id, type: e.type, result: plan.result, message: plan.message };
   }

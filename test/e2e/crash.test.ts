@@ -8,6 +8,8 @@ import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import type { DemoTokens } from '../../src/app/index.js';
 import { InvocationStatus } from '../../src/invocation/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import type { ErrorBody } from '../helpers/gateway-fixture.js';
 import { ensureBuilt, runCli, spawnServer } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
 
@@ -30,15 +32,14 @@ async function start(data: string): Promise<ServerProcess> {
 }
 
 /** One HTTP request to a served gateway. */
-async function api(
+async function api<T = unknown>(
   base: string,
   method: string,
   path: string,
   token?: string,
   body?: unknown,
   key?: string,
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (key) headers['idempotency-key'] = key;
@@ -48,7 +49,7 @@ async function api(
     headers,
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: res.status, body: (await res.json()) as unknown };
+  return { status: res.status, body: (await res.json()) as T };
 }
 
 const sleepCall = {
@@ -66,10 +67,15 @@ describe('a Gatehouse killed with SIGKILL while a call runs', () => {
     // Fire the long call and do not wait: the kill ends its connection.
     const pending = api(first.url, 'POST', '/v1/invocations', tokens.agent, sleepCall, 'sleep-1');
     pending.catch(() => undefined);
-    let running: { id: string; tool: { id: string } } | undefined;
+    let running: InvocationRecord | undefined;
     for (let i = 0; i < 200 && !running; i++) {
-      const list = await api(first.url, 'GET', '/v1/invocations?status=running', tokens.operator);
-      running = (list.body.invocations as { id: string; tool: { id: string } }[])[0];
+      const list = await api<{ invocations: InvocationRecord[] }>(
+        first.url,
+        'GET',
+        '/v1/invocations?status=running',
+        tokens.operator,
+      );
+      running = list.body.invocations[0];
       if (!running) await sleep(50);
     }
     expect(running?.tool.id).toBe('demo/sleep');
@@ -100,32 +106,37 @@ describe('a Gatehouse killed with SIGKILL while a call runs', () => {
     expect(afterCrash.code).toBe(0);
 
     const second = await start(dir);
+    // Printed right after the listening line, possibly in a later chunk.
+    for (let i = 0; i < 100 && !second.output().includes('were running'); i++) await sleep(20);
     expect(second.output()).toContain('1 invocation(s) were running when Gatehouse stopped');
     const op = tokens.operator;
 
-    const record = await api(second.url, 'GET', `/v1/invocations/${sleepId}`, op);
+    const record = await api<InvocationRecord>(second.url, 'GET', `/v1/invocations/${sleepId}`, op);
     expect(record.status).toBe(200);
     expect(record.body.status).toBe('uncertain');
-    expect(record.body.error.code).toBe('GATEWAY_RESTARTED');
-    const trace = record.body.trace as { stage: string; decision: string; reason: string }[];
+    expect(record.body.error?.code).toBe('GATEWAY_RESTARTED');
+    const trace = record.body.trace;
     const restart = trace.find((t) => t.stage === 'execute');
     expect(restart?.decision).toBe('uncertain');
     expect(restart?.reason).toMatch(/Gatehouse stopped while this call was running/);
     expect(trace.at(-1)).toMatchObject({ stage: 'audit', decision: 'recorded' });
 
-    const uncertainList = await api(second.url, 'GET', '/v1/invocations?status=uncertain', op);
-    expect((uncertainList.body.invocations as { id: string }[]).map((r) => r.id)).toEqual([
-      sleepId,
-    ]);
+    const uncertainList = await api<{ invocations: InvocationRecord[] }>(
+      second.url,
+      'GET',
+      '/v1/invocations?status=uncertain',
+      op,
+    );
+    expect(uncertainList.body.invocations.map((r) => r.id)).toEqual([sleepId]);
 
-    const jwks = (await api(second.url, 'GET', '/v1/receipt-keys')).body as JwkSet;
+    const jwks = (await api<JwkSet>(second.url, 'GET', '/v1/receipt-keys')).body;
     const receipt = await api(second.url, 'GET', `/v1/invocations/${sleepId}/receipt`, op);
     expect(receipt.status).toBe(200);
     const verdict = verifyReceipt(receipt.body, jwks);
     if (!verdict.ok) throw new Error(verdict.reason);
     expect(verdict.statement.predicate.status).toBe('uncertain');
     expect(verdict.statement.predicate.outcome.error?.code).toBe('GATEWAY_RESTARTED');
-    const auditRecord = await api(
+    const auditRecord = await api<{ record: unknown }>(
       second.url,
       'GET',
       `/v1/audit/records/${verdict.statement.predicate.audit.index}`,
@@ -136,7 +147,7 @@ describe('a Gatehouse killed with SIGKILL while a call runs', () => {
       subject: `invocation/${sleepId}`,
     });
 
-    const retry = await api(
+    const retry = await api<ErrorBody>(
       second.url,
       'POST',
       '/v1/invocations',

@@ -9,7 +9,13 @@ import {
   verifyInclusion,
   verifyReceipt,
 } from '../../src/audit/index.js';
-import type { JwkSet } from '../../src/audit/index.js';
+import type {
+  Checkpoint,
+  ConsistencyAnswer,
+  InclusionAnswer,
+  JwkSet,
+} from '../../src/audit/index.js';
+import type { InvocationRecord, OutputInfo } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 
@@ -54,10 +60,18 @@ afterEach(async () => {
   g = undefined;
 });
 
-async function echo(d: DemoGateway, key: string, message: string) {
+/** One audit record as `GET /v1/audit/records/:index` serves it. */
+interface AuditRecordAnswer {
+  index: number;
+  record: Record<string, unknown>;
+  leaf: string;
+  leafHash: string;
+}
+
+async function echo(d: DemoGateway, key: string, message: string): Promise<InvocationRecord> {
   const res = await d.invoke(d.tokens.agent, key, call('demo/echo', { message }));
   expect(res.status).toBe(200);
-  return res.body as { id: string; requestHash: string; output: unknown; outputInfo: never };
+  return res.body;
 }
 
 describe('receipts', () => {
@@ -109,7 +123,7 @@ describe('receipts', () => {
     const { index, treeSize } = verdict.statement.predicate.audit;
     expect(treeSize).toBe(index + 1);
 
-    const rec = await g.inject('GET', `/v1/audit/records/${index}`, op);
+    const rec = await g.inject<AuditRecordAnswer>('GET', `/v1/audit/records/${index}`, op);
     expect(rec.status).toBe(200);
     expect(rec.body.record).toMatchObject({
       index,
@@ -120,12 +134,12 @@ describe('receipts', () => {
     expect(rec.body.leaf).toBe(canonicalize(rec.body.record));
     const leafHash = createHash('sha256')
       .update(Buffer.from([0]))
-      .update(rec.body.leaf as string, 'utf8')
+      .update(rec.body.leaf, 'utf8')
       .digest('base64');
     expect(rec.body.leafHash).toBe(leafHash);
 
     await echo(g, 'after', 'grows the log');
-    const cp = await g.inject('GET', '/v1/audit/checkpoint', op);
+    const cp = await g.inject<Checkpoint>('GET', '/v1/audit/checkpoint', op);
     expect(cp.status).toBe(200);
     expect(cp.body.treeSize).toBeGreaterThan(treeSize);
     expect(verifyCheckpoint(cp.body, jwks)).toBe(true);
@@ -144,11 +158,11 @@ describe('receipts', () => {
         null,
         Buffer.from(signed),
         createPublicKey({ key: jwk as never, format: 'jwk' }),
-        b64(cp.body.signature as string),
+        b64(cp.body.signature),
       ),
     ).toBe(true);
 
-    const proof = await g.inject(
+    const proof = await g.inject<InclusionAnswer>(
       'GET',
       `/v1/audit/proof?index=${index}&size=${cp.body.treeSize}`,
       op,
@@ -160,34 +174,26 @@ describe('receipts', () => {
       leafHash,
       rootHash: cp.body.rootHash,
     });
-    const path = (proof.body.proof as string[]).map(b64);
-    const root = b64(cp.body.rootHash as string);
-    expect(verifyInclusion(b64(leafHash), index, cp.body.treeSize as number, path, root)).toBe(
-      true,
-    );
+    const path = proof.body.proof.map(b64);
+    const root = b64(cp.body.rootHash);
+    expect(verifyInclusion(b64(leafHash), index, cp.body.treeSize, path, root)).toBe(true);
     // The same proof does not place another record there.
-    const other = await g.inject('GET', `/v1/audit/records/${index - 1}`, op);
-    expect(
-      verifyInclusion(
-        b64(other.body.leafHash as string),
-        index,
-        cp.body.treeSize as number,
-        path,
-        root,
-      ),
-    ).toBe(false);
+    const other = await g.inject<AuditRecordAnswer>('GET', `/v1/audit/records/${index - 1}`, op);
+    expect(verifyInclusion(b64(other.body.leafHash), index, cp.body.treeSize, path, root)).toBe(
+      false,
+    );
   });
 
   it('prove with a consistency proof that a later checkpoint extends an earlier one', async () => {
     g = await startDemoGateway();
     const op = { token: g.tokens.operator };
     await echo(g, 'c-1', 'one');
-    const early = (await g.inject('GET', '/v1/audit/checkpoint', op)).body;
+    const early = (await g.inject<Checkpoint>('GET', '/v1/audit/checkpoint', op)).body;
     for (let i = 0; i < 5; i++) await echo(g, `c-more-${i}`, `more ${i}`);
-    const late = (await g.inject('GET', '/v1/audit/checkpoint', op)).body;
+    const late = (await g.inject<Checkpoint>('GET', '/v1/audit/checkpoint', op)).body;
     expect(late.treeSize).toBeGreaterThan(early.treeSize);
 
-    const res = await g.inject(
+    const res = await g.inject<ConsistencyAnswer>(
       'GET',
       `/v1/audit/consistency?from=${early.treeSize}&to=${late.treeSize}`,
       op,
@@ -195,7 +201,7 @@ describe('receipts', () => {
     expect(res.status).toBe(200);
     expect(res.body.fromRoot).toBe(early.rootHash);
     expect(res.body.toRoot).toBe(late.rootHash);
-    const proof = (res.body.proof as string[]).map(b64);
+    const proof = res.body.proof.map(b64);
     expect(
       verifyConsistency(
         early.treeSize,
@@ -206,7 +212,7 @@ describe('receipts', () => {
       ),
     ).toBe(true);
     // A root that was rewritten is not consistent with the proof.
-    const rewritten = b64(early.rootHash as string);
+    const rewritten = b64(early.rootHash);
     rewritten[0] = (rewritten[0] ?? 0) ^ 1;
     expect(
       verifyConsistency(early.treeSize, late.treeSize, proof, rewritten, b64(late.rootHash)),
@@ -221,22 +227,23 @@ describe('large output', () => {
     const res = await g.invoke(g.tokens.agent, 'big', call('demo/echo', { message }));
     expect(res.status).toBe(200);
     const r = res.body;
+    const info = r.outputInfo as OutputInfo;
     expect(r.status).toBe('observed');
-    expect(r.output.truncated).toBe(true);
+    expect((r.output as { truncated: boolean }).truncated).toBe(true);
     expect(JSON.stringify(r.output).length).toBeLessThan(2000);
-    expect(r.outputInfo.truncated).toBe(true);
-    expect(r.outputInfo.artifact).toMatch(/^[0-9a-f]{64}$/);
-    expect(r.outputInfo.artifact).toBe(r.outputInfo.sha256Full);
+    expect(info.truncated).toBe(true);
+    expect(info.artifact).toMatch(/^[0-9a-f]{64}$/);
+    expect(info.artifact).toBe(info.sha256Full);
 
     const artifacts = join(g.dataDir, 'artifacts');
     const files = (readdirSync(artifacts, { recursive: true }) as string[]).filter((f) =>
-      f.endsWith(r.outputInfo.artifact as string),
+      f.endsWith(info.artifact ?? 'none'),
     );
     expect(files).toHaveLength(1);
     const bytes = readFileSync(join(artifacts, files[0]!));
-    expect(createHash('sha256').update(bytes).digest('hex')).toBe(r.outputInfo.sha256Full);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(info.sha256Full);
     expect(JSON.parse(bytes.toString('utf8'))).toEqual({ message });
-    expect(r.outputInfo.bytes).toBe(bytes.length);
+    expect(info.bytes).toBe(bytes.length);
 
     const jwks = (await g.inject('GET', '/v1/receipt-keys')).body as JwkSet;
     const envelope = (
@@ -246,9 +253,9 @@ describe('large output', () => {
     expect(verdict.ok).toBe(true);
     if (verdict.ok)
       expect(verdict.statement.predicate.output).toMatchObject({
-        sha256Full: r.outputInfo.sha256Full,
+        sha256Full: info.sha256Full,
         truncated: true,
-        artifact: r.outputInfo.artifact,
+        artifact: info.artifact,
       });
   });
 

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Checkpoint } from '../../src/audit/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, NativeRegistry } from '../helpers/gateway-fixture.js';
 
@@ -81,11 +83,13 @@ afterEach(async () => {
   await g.close();
 });
 
-async function invocationsWithKey(key: string): Promise<{ id: string }[]> {
-  const list = await g.inject('GET', '/v1/invocations?limit=500', { token: g.tokens.operator });
-  return (list.body.invocations as { id: string; idempotencyKey: string }[]).filter(
-    (r) => r.idempotencyKey === key,
+async function invocationsWithKey(key: string): Promise<InvocationRecord[]> {
+  const list = await g.inject<{ invocations: InvocationRecord[] }>(
+    'GET',
+    '/v1/invocations?limit=500',
+    { token: g.tokens.operator },
   );
+  return list.body.invocations.filter((r) => r.idempotencyKey === key);
 }
 
 describe('Idempotency-Key', () => {
@@ -135,22 +139,26 @@ describe('Idempotency-Key', () => {
 
   it('the same key with another input is refused with 422 and changes nothing', async () => {
     const first = await g.invoke(agent, 'k-2', count('original'));
-    const before = await g.inject('GET', '/v1/audit/checkpoint', { token: g.tokens.operator });
+    const before = await g.inject<Checkpoint>('GET', '/v1/audit/checkpoint', {
+      token: g.tokens.operator,
+    });
 
     const reused = await g.invoke(agent, 'k-2', count('changed'));
     expect(reused.status).toBe(422);
-    expect(reused.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    expect(reused.body.error.details.previousRequestHash).toBe(first.body.requestHash);
-    expect(reused.body.error.details.requestHash).not.toBe(first.body.requestHash);
+    expect(reused.body.error?.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(reused.body.error?.details?.previousRequestHash).toBe(first.body.requestHash);
+    expect(reused.body.error?.details?.requestHash).not.toBe(first.body.requestHash);
 
     expect(executions).toBe(1);
-    const stored = await g.inject('GET', `/v1/invocations/${first.body.id}`, {
+    const stored = await g.inject<InvocationRecord>('GET', `/v1/invocations/${first.body.id}`, {
       token: g.tokens.operator,
     });
     expect(stored.body.input).toEqual({ note: 'original' });
     expect(stored.body.output).toEqual({ n: 1, note: 'original' });
     expect(await invocationsWithKey('k-2')).toHaveLength(1);
-    const after = await g.inject('GET', '/v1/audit/checkpoint', { token: g.tokens.operator });
+    const after = await g.inject<Checkpoint>('GET', '/v1/audit/checkpoint', {
+      token: g.tokens.operator,
+    });
     expect(after.body.treeSize).toBe(before.body.treeSize);
   });
 
@@ -161,7 +169,7 @@ describe('Idempotency-Key', () => {
     ]);
     expect(a.status).toBe(200);
     expect(b.status).toBe(422);
-    expect(b.body.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(b.body.error?.code).toBe('IDEMPOTENCY_KEY_REUSED');
     expect(executions).toBe(1);
   });
 

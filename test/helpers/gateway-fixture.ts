@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
 import type { DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
 
 /** The native executor handed to `GatewayDeps.nativeHandlers`. */
 export type NativeRegistry = Parameters<NonNullable<GatewayDeps['nativeHandlers']>>[0];
@@ -19,13 +20,22 @@ export interface InjectOptions {
 }
 
 /** An answer, its body parsed as JSON when it is JSON. */
-export interface InjectAnswer {
+export interface InjectAnswer<T = unknown> {
   status: number;
-  // The tests read fields of many shapes; a precise type per route would only restate the API.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
+  body: T;
   headers: Record<string, unknown>;
 }
+
+/** The REST API's error body (DESIGN §9). */
+export interface ErrorBody {
+  error: { code: string; message: string; details: Record<string, unknown> };
+}
+
+/**
+ * What `POST /v1/invocations` answers: the invocation record, or an error body when the request
+ * was refused before it became an invocation (both carry `error.code`).
+ */
+export type InvokeAnswer = InjectAnswer<InvocationRecord>;
 
 /** A demo gateway on a fresh temporary data directory. */
 export interface DemoGateway {
@@ -33,13 +43,13 @@ export interface DemoGateway {
   tokens: DemoTokens;
   dataDir: string;
   /** Sends one request to the gateway in process (`server.inject`), no socket involved. */
-  inject(
+  inject<T = unknown>(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     o?: InjectOptions,
-  ): Promise<InjectAnswer>;
+  ): Promise<InjectAnswer<T>>;
   /** `POST /v1/invocations` as `token` with `Idempotency-Key: key`. */
-  invoke(token: string, key: string, body: unknown): Promise<InjectAnswer>;
+  invoke(token: string, key: string, body: unknown): Promise<InvokeAnswer>;
   /** Closes the gateway, keeping the data directory. Safe to call twice. */
   stop(): Promise<void>;
   /** Closes the gateway and deletes the data directory. Safe to call twice. */
@@ -65,7 +75,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
   const config = loadConfig({ dataDir, port: 0, demo: true, ...o.config }, {});
   const gateway = await Gateway.open(config, {
     nativeHandlers: (native) => {
-      registerDemoHandlers(native);
+      registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl'));
       o.nativeHandlers?.(native);
     },
   });
@@ -76,7 +86,11 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     await gateway.close();
     throw err;
   }
-  const inject: DemoGateway['inject'] = async (method, url, io = {}) => {
+  const inject = async <T>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    io: InjectOptions = {},
+  ): Promise<InjectAnswer<T>> => {
     const headers: Record<string, string> = { ...io.headers };
     if (io.token !== undefined) headers.authorization = `Bearer ${io.token}`;
     let payload: string | undefined;
@@ -95,7 +109,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     } catch {
       // not JSON: keep the text
     }
-    return { status: res.statusCode, body, headers: res.headers };
+    return { status: res.statusCode, body: body as T, headers: res.headers };
   };
   let removed = false;
   return {
@@ -104,7 +118,11 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     dataDir,
     inject,
     invoke: (token, key, body) =>
-      inject('POST', '/v1/invocations', { token, body, headers: { 'idempotency-key': key } }),
+      inject<InvocationRecord>('POST', '/v1/invocations', {
+        token,
+        body,
+        headers: { 'idempotency-key': key },
+      }),
     stop: () => gateway.close(),
     async close() {
       await gateway.close();

@@ -157,6 +157,21 @@ describe('TenantPolicy.evaluate', () => {
     );
   });
 
+  it('denies, and says why, when a forbid cannot be evaluated for the input', async () => {
+    await policy.replace(
+      'acme',
+      'web',
+      '@id("big") forbid (principal, action, resource) when { context.input has n && context.input.n > 10 };',
+      'admin',
+    );
+    expect(policy.evaluate(policyRequest({ input: { n: 3 } })).decision).toBe('allow');
+    const d = policy.evaluate(policyRequest({ input: { n: 'eleven' } }));
+    expect(d).toMatchObject({ decision: 'deny', determiningPolicies: ['project:big'] });
+    expect(d.reason).toMatch(
+      /^Denied because policy project:big could not be evaluated for this call \(project:big: type error.*\), and a forbid policy that fails denies\./,
+    );
+  });
+
   it('caches decisions of sets that ignore the input', () => {
     const first = policy.evaluate(policyRequest({ input: { a: 1 } }));
     const second = policy.evaluate(policyRequest({ input: { a: 2 } }));

@@ -77,9 +77,11 @@ export class NativeExecutor implements Executor {
       if (err instanceof BeforeEffectError)
         return { status: 'failed', code: err.code, message: err.message };
       const aborted = req.signal.aborted;
-      const code = aborted ? (isTimeout(req.signal) ? 'TIMEOUT' : 'ABORTED') : 'TOOL_ERROR';
+      const code = aborted ? abortCode(req.signal) : 'TOOL_ERROR';
       const message = aborted
-        ? `${code === 'TIMEOUT' ? `timed out after ${req.timeoutMs} ms` : 'aborted'} while running`
+        ? code === 'TIMEOUT'
+          ? `timed out after ${req.timeoutMs} ms while running`
+          : `aborted while running: ${(req.signal.reason as Error | undefined)?.message ?? 'aborted'}`
         : `the tool threw: ${(err as Error).message ?? String(err)}`;
       return canHaveEffect
         ? { status: 'uncertain', code, message }
@@ -106,6 +108,10 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function isTimeout(signal: AbortSignal): boolean {
-  return signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError';
+/** TIMEOUT, or the `code` the aborter gave (REVOKED, SHUTDOWN), or ABORTED. */
+function abortCode(signal: AbortSignal): string {
+  const reason = signal.reason as unknown;
+  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
+  const code = (reason as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'ABORTED';
 }

@@ -1,4 +1,4 @@
-import type { TenantPolicy } from '../../policy/index.js';
+import type { PolicyAction, PolicyRequest, TenantPolicy } from '../../policy/index.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
@@ -28,4 +28,25 @@ export function policyStage(ctx: PipelineContext, policy: TenantPolicy): StageRe
     return { outcome: 'deny', code: 'POLICY_DENIED', reason: decision.reason, details };
   }
   return { outcome: 'continue', reason: decision.reason, details };
+}
+
+/** The question a stage puts to tenant policy about this call. */
+export function policyRequest(ctx: PipelineContext, action: PolicyAction): PolicyRequest {
+  const { record } = ctx;
+  const tool = ctx.tool!.stored.descriptor;
+  return {
+    tenant: record.tenant,
+    project: record.project,
+    environment: ctx.environment!,
+    agent: record.agent,
+    tool: {
+      id: tool.id,
+      version: tool.version,
+      kind: tool.kind,
+      declaredClass: tool.sideEffect.class,
+    },
+    effectiveClass: ctx.classification!.effectiveClass,
+    input: record.input,
+    action,
+  };
 }

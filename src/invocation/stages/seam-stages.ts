@@ -2,18 +2,9 @@ import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
- * Stages 5–7 (approval, credential broker, sandbox) as they stand until the gated-calls and
- * sandbox work fills them: each records that it was not required for this call.
+ * Stages 6–7 (credential broker, sandbox) as they stand until the sandbox work fills them: each
+ * records that it was not required for this call.
  */
-export function approvalStage(_ctx: PipelineContext): StageResult {
-  return {
-    outcome: 'continue',
-    decision: 'not-required',
-    reason: 'no approval required: approvals are not enabled on this gateway yet',
-  };
-}
-
-/** Stage 6 until the credential broker exists: the descriptor asks for none, or none are issued. */
 export function credentialsStage(ctx: PipelineContext): StageResult {
   const wanted = ctx.tool!.stored.descriptor.credentials ?? [];
   if (wanted.length > 0) {

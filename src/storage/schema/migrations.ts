@@ -95,6 +95,7 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
           .addColumn('tenant', 'text', (c) => c.notNull())
           .addColumn('principal', 'text', (c) => c.notNull())
           .addColumn('idempotency_key', 'text', (c) => c.notNull())
+          .addColumn('attempt', 'integer', (c) => c.notNull())
           .addColumn('request_hash', 'text', (c) => c.notNull())
           .addColumn('status', 'text', (c) => c.notNull())
           .addColumn('tool_id', 'text', (c) => c.notNull())
@@ -111,6 +112,24 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
           .createIndex('invocations_status')
           .on('invocations')
           .columns(['status', 'tenant'])
+          .execute();
+        await db.schema
+          .createTable('approvals')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('invocation_id', 'text', (c) => c.notNull())
+          .addColumn('tool_id', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('approvals_status')
+          .on('approvals')
+          .columns(['tenant', 'status'])
           .execute();
         await db.schema
           .createTable('receipts')

@@ -66,10 +66,23 @@ export interface Tables {
     tenant: string;
     principal: string;
     idempotency_key: string;
+    attempt: number;
     request_hash: string;
     status: string;
     tool_id: string;
     record: string;
+    created_at: string;
+    updated_at: string;
+  };
+  approvals: {
+    id: string;
+    tenant: string;
+    invocation_id: string;
+    tool_id: string;
+    status: string;
+    version: number;
+    record: string;
+    expires_at: string;
     created_at: string;
     updated_at: string;
   };

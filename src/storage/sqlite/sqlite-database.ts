@@ -34,6 +34,7 @@ export class SqliteDatabase {
     reject: (e: unknown) => void;
   }[] = [];
   private scheduled = false;
+  private readonly commitListeners = new Set<() => void>();
   private closed = false;
 
   private constructor(readonly raw: Database.Database) {
@@ -122,6 +123,7 @@ export class SqliteDatabase {
         for (const w of batch) results.push(w.fn());
       })();
       batch.forEach((w, i) => w.resolve(results[i]));
+      this.committed();
       return;
     } catch {
       // Fall through: isolate the failing write.
@@ -133,6 +135,17 @@ export class SqliteDatabase {
         w.reject(err);
       }
     }
+    this.committed();
+  }
+
+  /** Calls `listener` after each group commit; returns the unsubscribe. */
+  onCommit(listener: () => void): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  private committed(): void {
+    for (const l of this.commitListeners) l();
   }
 
   /** Flushes queued writes and closes the file. Safe to call twice. */

@@ -1,3 +1,4 @@
+import { ErrorCode, GatehouseError } from '../../core/index.js';
 import type { AuditPosition } from '../../core/index.js';
 import type {
   InvocationQuery,
@@ -6,12 +7,17 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { SqliteApprovalStore } from './sqlite-approval-store.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
 /** {@link InvocationStore} on SQLite: the record as JSON beside the columns it is looked up by. */
 export class SqliteInvocationStore implements InvocationStore {
-  constructor(private readonly db: SqliteDatabase) {}
+  private readonly approvals: SqliteApprovalStore;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.approvals = new SqliteApprovalStore(db);
+  }
 
   findByKey(tenant: string, principal: string, key: string): Promise<InvocationRecord | undefined> {
     const q = this.db.kysely
@@ -19,7 +25,9 @@ export class SqliteInvocationStore implements InvocationStore {
       .select('record')
       .where('tenant', '=', tenant)
       .where('principal', '=', principal)
-      .where('idempotency_key', '=', key);
+      .where('idempotency_key', '=', key)
+      .orderBy('attempt', 'desc')
+      .limit(1);
     return Promise.resolve(parse(this.db.first(q)?.record));
   }
 
@@ -64,6 +72,22 @@ export class SqliteInvocationStore implements InvocationStore {
 
   save(step: InvocationStep): Promise<AuditPosition> {
     return this.db.write(() => {
+      if (step.consumeApproval !== undefined) {
+        try {
+          this.approvals.consumeWithin(
+            step.record.tenant,
+            step.consumeApproval,
+            step.record.updatedAt,
+          );
+        } catch (err) {
+          throw new GatehouseError(
+            ErrorCode.APPROVAL_CONSUMED,
+            `Approval ${step.consumeApproval} can no longer be used: it was consumed, expired or invalidated meanwhile.`,
+            { cause: err },
+          );
+        }
+      }
+      if (step.approval) this.approvals.insertWithin(step.approval);
       const positions = appendLedger(this.db, step.ledger);
       const last = positions[positions.length - 1];
       if (!last) throw new Error('an invocation step must append at least one audit record');
@@ -78,6 +102,7 @@ export class SqliteInvocationStore implements InvocationStore {
             tenant: record.tenant,
             principal: record.principal,
             idempotency_key: record.idempotencyKey,
+            attempt: record.attempt,
             request_hash: record.requestHash,
             status: record.status,
             tool_id: `${record.tool.id}@${record.tool.version}`,

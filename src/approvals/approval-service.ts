@@ -1,0 +1,216 @@
+import { ErrorCode, EventType, GatehouseError, isoTime } from '../core/index.js';
+import type { Clock, LedgerEntries } from '../core/index.js';
+import { hasRole } from '../tenancy/index.js';
+import type { Principal } from '../tenancy/index.js';
+import { isExpired, transitionApproval } from './approval.js';
+import type { Approval, ApprovalDecision, ApprovalStatus } from './approval.js';
+import type { ApprovalStore } from './approval-store.js';
+
+/** Collaborators of the {@link ApprovalService}. */
+export interface ApprovalServiceOptions {
+  store: ApprovalStore;
+  clock: Clock;
+}
+
+/**
+ * Reviewers' side of gated calls: listing, approving and rejecting approval requests of their
+ * tenant, with quorum, never by the requester and never by an agent; expiry and invalidation.
+ */
+export class ApprovalService {
+  constructor(private readonly o: ApprovalServiceOptions) {}
+
+  /**
+   * The approval, with its expiry applied (an expired one is recorded as such when first seen).
+   * @throws GatehouseError NOT_FOUND when it does not exist in the principal's tenant.
+   */
+  async get(tenant: string, id: string): Promise<Approval> {
+    const a = await this.o.store.get(tenant, id);
+    if (!a)
+      throw new GatehouseError(
+        ErrorCode.NOT_FOUND,
+        `Approval ${JSON.stringify(id)} does not exist.`,
+      );
+    return this.applyExpiry(a);
+  }
+
+  /** A tenant's approvals, newest first; `pending` lists those still awaiting a decision. */
+  async list(tenant: string, status?: ApprovalStatus): Promise<Approval[]> {
+    const all = await this.o.store.list(tenant, status);
+    const current = await Promise.all(all.map((a) => this.applyExpiry(a)));
+    return status ? current.filter((a) => a.status === status) : current;
+  }
+
+  /**
+   * Records a reviewer's decision. One rejection rejects; approvals count up to the quorum.
+   * @throws GatehouseError FORBIDDEN (an agent, not a reviewer, or the requester), NOT_FOUND,
+   *   CONFLICT (already decided, expired, or this reviewer already decided).
+   */
+  async decide(
+    principal: Principal,
+    id: string,
+    decision: 'approve' | 'reject',
+    reason: string,
+  ): Promise<Approval> {
+    if (hasRole(principal, 'agent')) {
+      throw new GatehouseError(
+        ErrorCode.FORBIDDEN,
+        'Agents can never approve or reject approval requests.',
+      );
+    }
+    if (!hasRole(principal, 'reviewer')) {
+      throw new GatehouseError(
+        ErrorCode.FORBIDDEN,
+        `Only reviewers decide approval requests; you have ${principal.roles.join(', ')}.`,
+      );
+    }
+    const a = await this.get(principal.tenant, id);
+    if (a.requestedBy === principal.id) {
+      throw new GatehouseError(
+        ErrorCode.FORBIDDEN,
+        `You requested invocation ${a.invocationId}; its approval must come from someone else.`,
+      );
+    }
+    if (a.status !== 'pending') {
+      throw new GatehouseError(
+        ErrorCode.CONFLICT,
+        `Approval ${id} is already ${a.status}${a.statusReason ? ` (${a.statusReason})` : ''}; it cannot be decided again.`,
+        { details: { status: a.status } },
+      );
+    }
+    if (a.decisions.some((d) => d.principal === principal.id)) {
+      throw new GatehouseError(
+        ErrorCode.CONFLICT,
+        `You already decided approval ${id}; each reviewer decides once.`,
+      );
+    }
+    const at = isoTime(this.o.clock.now());
+    const entry: ApprovalDecision = { principal: principal.id, decision, reason, at };
+    const decisions = [...a.decisions, entry];
+    const approvals = decisions.filter((d) => d.decision === 'approve').length;
+    const next: ApprovalStatus =
+      decision === 'reject' ? 'rejected' : approvals >= a.quorum ? 'approved' : 'pending';
+    const updated: Approval = {
+      ...a,
+      decisions,
+      status: next === 'pending' ? 'pending' : transitionApproval(a.status, next),
+      version: a.version + 1,
+      decidedAt: next === 'pending' ? null : at,
+    };
+    const data = {
+      approvalId: id,
+      invocationId: a.invocationId,
+      requestHash: a.requestHash,
+      tool: a.tool,
+      decision,
+      reason,
+      reviewer: principal.id,
+      status: updated.status,
+      approvals,
+      quorum: a.quorum,
+    };
+    await this.save(updated, {
+      audit: [
+        {
+          tenant: a.tenant,
+          type: `approval.${decision === 'approve' ? 'approved' : 'rejected'}`,
+          subject: `approval/${id}`,
+          at,
+          actor: principal.id,
+          data,
+        },
+      ],
+      events: [
+        { type: EventType.ApprovalDecided, tenant: a.tenant, subject: `approval/${id}`, at, data },
+      ],
+    });
+    return updated;
+  }
+
+  /**
+   * Invalidates every pending or approved approval of a tool version (its release was revoked).
+   * @returns the approvals it invalidated.
+   */
+  async invalidateForTool(
+    tenant: string,
+    tool: { id: string; version: string },
+    reason: string,
+    actor: string,
+  ): Promise<Approval[]> {
+    const open = await this.o.store.listByTool(tenant, tool, ['pending', 'approved']);
+    const done: Approval[] = [];
+    for (const a of open) {
+      const at = isoTime(this.o.clock.now());
+      const updated: Approval = {
+        ...a,
+        status: transitionApproval(a.status, 'invalidated'),
+        version: a.version + 1,
+        statusReason: reason,
+      };
+      const data = {
+        approvalId: a.id,
+        invocationId: a.invocationId,
+        status: 'invalidated',
+        reason,
+      };
+      const ok = await this.o.store.update(updated, {
+        audit: [
+          { tenant, type: 'approval.invalidated', subject: `approval/${a.id}`, at, actor, data },
+        ],
+        events: [
+          { type: EventType.ApprovalDecided, tenant, subject: `approval/${a.id}`, at, data },
+        ],
+      });
+      if (ok) done.push(updated);
+    }
+    return done;
+  }
+
+  private async applyExpiry(a: Approval): Promise<Approval> {
+    if ((a.status !== 'pending' && a.status !== 'approved') || !isExpired(a, this.o.clock.now()))
+      return a;
+    const at = isoTime(this.o.clock.now());
+    const updated: Approval = {
+      ...a,
+      status: transitionApproval(a.status, 'expired'),
+      version: a.version + 1,
+      statusReason: `expired at ${a.expiresAt}`,
+    };
+    const data = {
+      approvalId: a.id,
+      invocationId: a.invocationId,
+      status: 'expired',
+      expiresAt: a.expiresAt,
+    };
+    const ok = await this.o.store.update(updated, {
+      audit: [
+        {
+          tenant: a.tenant,
+          type: 'approval.expired',
+          subject: `approval/${a.id}`,
+          at,
+          actor: 'system',
+          data,
+        },
+      ],
+      events: [
+        {
+          type: EventType.ApprovalDecided,
+          tenant: a.tenant,
+          subject: `approval/${a.id}`,
+          at,
+          data,
+        },
+      ],
+    });
+    return ok ? updated : ((await this.o.store.get(a.tenant, a.id)) ?? updated);
+  }
+
+  private async save(updated: Approval, ledger: LedgerEntries): Promise<void> {
+    if (!(await this.o.store.update(updated, ledger))) {
+      throw new GatehouseError(
+        ErrorCode.CONFLICT,
+        `Approval ${updated.id} changed while you decided it; read it again.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+import { ApprovalStatus } from '../../approvals/index.js';
+import type { ApprovalStatus as Status } from '../../approvals/index.js';
+import { objectBody } from '../request-parsing.js';
+import type { Route } from '../route.js';
+import type { GatewayServices } from '../services.js';
+
+const statuses = Object.values(ApprovalStatus) as string[];
+
+/** Approval requests: list, read, approve, reject. */
+export function approvalRoutes(s: GatewayServices): Route[] {
+  const decide =
+    (decision: 'approve' | 'reject'): Route['handler'] =>
+    async (principal, req) => {
+      const body =
+        req.body === undefined || req.body === null
+          ? {}
+          : objectBody(req.body, `POST /v1/approvals/:id/${decision}`);
+      const reason = body.reason;
+      if (reason !== undefined && typeof reason !== 'string') {
+        throw new GatehouseError(ErrorCode.INVALID_INPUT, '/reason must be a string.', {
+          details: { pointer: '/reason' },
+        });
+      }
+      if (decision === 'reject' && (reason === undefined || reason.trim() === '')) {
+        throw new GatehouseError(
+          ErrorCode.INVALID_INPUT,
+          '/reason is required to reject: say why, so the agent and its owner can act on it.',
+          { details: { pointer: '/reason' } },
+        );
+      }
+      const approval = await s.approvals.decide(
+        principal,
+        (req.params as { id: string }).id,
+        decision,
+        reason ?? '',
+      );
+      return { status: 200, body: approval };
+    };
+  const body = { type: 'object', properties: { reason: { type: 'string' } } };
+  return [
+    {
+      method: 'GET',
+      url: '/v1/approvals',
+      tag: 'approvals',
+      summary: "Your tenant's approval requests, newest first",
+      roles: ['reviewer', 'operator', 'admin'],
+      query: { status: { type: 'string', description: `one of ${statuses.join(', ')}` } },
+      responses: { '200': '{approvals: [...]}' },
+      handler: async (principal, req) => {
+        const status = (req.query as { status?: string }).status;
+        if (status !== undefined && !statuses.includes(status)) {
+          throw new GatehouseError(
+            ErrorCode.INVALID_INPUT,
+            `Query parameter status must be one of ${statuses.join(', ')}.`,
+          );
+        }
+        return {
+          status: 200,
+          body: {
+            approvals: await s.approvals.list(principal.tenant, status as Status | undefined),
+          },
+        };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/v1/approvals/:id',
+      tag: 'approvals',
+      summary:
+        'One approval request: what it binds (request hash, tool version, descriptor digest), its input and decisions',
+      roles: ['reviewer', 'operator', 'admin', 'agent'],
+      responses: { '200': 'the approval', '404': 'no such approval in your tenant' },
+      handler: async (principal, req) => ({
+        status: 200,
+        body: await s.approvals.get(principal.tenant, (req.params as { id: string }).id),
+      }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/approvals/:id/approve',
+      tag: 'approvals',
+      summary: 'Approve (reviewers; never the requester, never an agent)',
+      roles: ['reviewer', 'agent', 'operator', 'admin', 'maintainer'],
+      body,
+      responses: {
+        '200': 'the approval',
+        '403': 'not allowed to decide',
+        '404': 'no such approval',
+        '409': 'already decided or expired',
+      },
+      handler: decide('approve'),
+    },
+    {
+      method: 'POST',
+      url: '/v1/approvals/:id/reject',
+      tag: 'approvals',
+      summary: 'Reject with a reason (reviewers)',
+      roles: ['reviewer', 'agent', 'operator', 'admin', 'maintainer'],
+      body: { type: 'object', required: ['reason'], properties: { reason: { type: 'string' } } },
+      responses: {
+        '200': 'the approval',
+        '403': 'not allowed to decide',
+        '404': 'no such approval',
+        '409': 'already decided or expired',
+      },
+      handler: decide('reject'),
+    },
+  ];
+}

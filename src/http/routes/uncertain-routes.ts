@@ -1,0 +1,56 @@
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+import { objectBody } from '../request-parsing.js';
+import type { Route } from '../route.js';
+import type { GatewayServices } from '../services.js';
+
+/** Uncertain effects: list and resolve. */
+export function uncertainRoutes(s: GatewayServices): Route[] {
+  return [
+    {
+      method: 'GET',
+      url: '/v1/uncertain',
+      tag: 'uncertain',
+      summary: 'Invocations whose effect is Uncertain and not yet resolved',
+      roles: ['operator'],
+      responses: { '200': '{invocations: [...]}' },
+      handler: async (principal) => ({
+        status: 200,
+        body: { invocations: await s.uncertain.list(principal) },
+      }),
+    },
+    {
+      method: 'POST',
+      url: '/v1/invocations/:id/resolve',
+      tag: 'uncertain',
+      summary: 'Confirm or deny an Uncertain effect, with evidence (operators)',
+      roles: ['operator'],
+      body: {
+        type: 'object',
+        required: ['effect', 'evidence'],
+        properties: { effect: { enum: ['confirmed', 'denied'] }, evidence: {} },
+      },
+      responses: {
+        '200': 'the invocation record',
+        '404': 'no such invocation',
+        '409': 'not uncertain',
+      },
+      handler: async (principal, req) => {
+        const body = objectBody(req.body, 'POST /v1/invocations/:id/resolve');
+        if (body.effect !== 'confirmed' && body.effect !== 'denied') {
+          throw new GatehouseError(
+            ErrorCode.INVALID_INPUT,
+            '/effect must be "confirmed" (it happened) or "denied" (it did not).',
+            { details: { pointer: '/effect' } },
+          );
+        }
+        const record = await s.uncertain.resolve(
+          principal,
+          (req.params as { id: string }).id,
+          body.effect,
+          body.evidence,
+        );
+        return { status: 200, body: record };
+      },
+    },
+  ];
+}

@@ -1,0 +1,129 @@
+import { ErrorCode, EventType, GatehouseError, isoTime } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { signReceipt } from '../audit/index.js';
+import type { Signer } from '../audit/index.js';
+import { hasRole } from '../tenancy/index.js';
+import type { Principal } from '../tenancy/index.js';
+import type { InvocationRecord } from './invocation-record.js';
+import { transitionInvocation } from './invocation-status.js';
+import type { InvocationStore } from './invocation-store.js';
+import { receiptPredicate } from './receipt-predicate.js';
+import type { TraceEntry } from './stage.js';
+
+/**
+ * Operators' side of Uncertain effects (DESIGN §3): list them, and resolve each with evidence.
+ * Confirmed: the call is recorded as having had its effect (`observed`), and a retry returns it.
+ * Denied: it is recorded `failed`, and a retry with the same key runs as a new attempt.
+ */
+export class UncertainEffects {
+  constructor(private readonly o: { store: InvocationStore; signer: Signer; clock: Clock }) {}
+
+  /** The tenant's unresolved Uncertain invocations, newest first. */
+  list(principal: Principal): Promise<InvocationRecord[]> {
+    requireOperator(principal);
+    return this.o.store.list(principal.tenant, { status: 'uncertain', limit: 500 });
+  }
+
+  /**
+   * Resolves an Uncertain invocation, with a new receipt.
+   * @throws GatehouseError FORBIDDEN (not an operator), NOT_FOUND, CONFLICT (not uncertain),
+   *   INVALID_INPUT (no evidence).
+   */
+  async resolve(
+    principal: Principal,
+    id: string,
+    effect: 'confirmed' | 'denied',
+    evidence: unknown,
+  ): Promise<InvocationRecord> {
+    requireOperator(principal);
+    if (evidence === undefined || evidence === null || evidence === '') {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        '/evidence is required: say what shows the effect did or did not happen (a link, a log line, a ticket).',
+        { details: { pointer: '/evidence' } },
+      );
+    }
+    const record = await this.o.store.get(principal.tenant, id);
+    if (!record)
+      throw new GatehouseError(
+        ErrorCode.NOT_FOUND,
+        `Invocation ${JSON.stringify(id)} does not exist.`,
+      );
+    if (record.status !== 'uncertain') {
+      throw new GatehouseError(
+        ErrorCode.CONFLICT,
+        `Invocation ${id} is ${record.status}, not uncertain; only Uncertain effects are resolved.`,
+        { details: { status: record.status } },
+      );
+    }
+    const at = isoTime(this.o.clock.now());
+    const status = transitionInvocation(
+      'uncertain',
+      effect === 'confirmed' ? 'observed' : 'failed',
+    );
+    const entry: TraceEntry = {
+      stage: 'resolution',
+      decision: effect,
+      reason:
+        effect === 'confirmed'
+          ? `operator ${principal.id} confirmed the effect happened`
+          : `operator ${principal.id} denied the effect: it did not happen; a retry runs as a new attempt`,
+      at,
+      details: { evidence },
+    };
+    const resolved: InvocationRecord = {
+      ...record,
+      status,
+      resolution: { effect, evidence, by: principal.id, at },
+      trace: [...record.trace, entry],
+      updatedAt: at,
+      completedAt: at,
+      ...(effect === 'denied'
+        ? {
+            error: {
+              code: 'EFFECT_DENIED',
+              message: `the effect did not happen (operator ${principal.id})`,
+              stage: 'resolution',
+            },
+          }
+        : {}),
+    };
+    const subject = `invocation/${id}`;
+    const data = {
+      invocationId: id,
+      tool: record.tool,
+      requestHash: record.requestHash,
+      effect,
+      evidence,
+      status,
+      operator: principal.id,
+    };
+    await this.o.store.save({
+      record: resolved,
+      ledger: {
+        audit: [
+          {
+            tenant: record.tenant,
+            type: 'invocation.resolved',
+            subject,
+            at,
+            actor: principal.id,
+            data,
+          },
+        ],
+        events: [{ type: EventType.ToolEffectResolved, tenant: record.tenant, subject, at, data }],
+      },
+      seal: (last) => signReceipt(receiptPredicate({ ...resolved, audit: last }), this.o.signer),
+    });
+    return resolved;
+  }
+}
+
+function requireOperator(p: Principal): void {
+  if (!hasRole(p, 'operator')) {
+    throw new GatehouseError(
+      ErrorCode.FORBIDDEN,
+      `Only operators see and resolve Uncertain effects; you have ${p.roles.join(', ')}.`,
+    );
+  }
+}
