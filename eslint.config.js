@@ -4,12 +4,35 @@ import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 
 const parts = [
-  'core', 'tools', 'policy', 'approvals', 'invocation', 'secrets', 'capacity', 'sandbox',
-  'executors', 'mcp', 'audit', 'storage', 'http', 'cli', 'app',
+  'core',
+  'tools',
+  'policy',
+  'approvals',
+  'invocation',
+  'secrets',
+  'capacity',
+  'sandbox',
+  'executors',
+  'mcp',
+  'audit',
+  'storage',
+  'http',
+  'cli',
+  'app',
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', 'dist-bench', 'dist-all', 'coverage', '.data', 'studio/**/*.js'] },
+  {
+    ignores: [
+      'node_modules',
+      'dist',
+      'dist-bench',
+      'dist-all',
+      'coverage',
+      '.data',
+      'studio/**/*.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -25,7 +48,10 @@ export default tseslint.config(
         { considerDefaultExhaustiveForUnions: true },
       ],
       '@typescript-eslint/consistent-type-imports': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'import-x/no-cycle': 'error',
     },
   },

@@ -25,7 +25,9 @@ function imports(): Edge[] {
   const edges: Edge[] = [];
   for (const file of files(SRC)) {
     const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g)) {
+    for (const m of text.matchAll(
+      /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g,
+    )) {
       edges.push({ from: file, to: resolve(dirname(file), m[1]!), spec: m[1]! });
     }
   }
