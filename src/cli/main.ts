@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { GatehouseError } from '../core/index.js';
 import { ApiError, GatehouseClient } from './client.js';
+import { approvalCommands } from './commands/approval-commands.js';
 import { clientCommands } from './commands/client-commands.js';
 import { serveCommand } from './commands/serve-command.js';
 import { verifyCommands } from './commands/verify-commands.js';
@@ -15,6 +16,7 @@ const program = new Command()
 
 serveCommand(program);
 clientCommands(program);
+approvalCommands(program);
 const receipt = program.commands.find((c) => c.name() === 'receipt')!;
 const audit = program.command('audit').description('the audit log');
 audit

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
 import type { DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
+import type { Clock } from '../../src/core/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 
 /** The native executor handed to `GatewayDeps.nativeHandlers`. */
@@ -42,6 +43,8 @@ export interface DemoGateway {
   gateway: Gateway;
   tokens: DemoTokens;
   dataDir: string;
+  /** The base URL (`http://127.0.0.1:PORT`) when started with `listen: true`. */
+  url?: string;
   /** Sends one request to the gateway in process (`server.inject`), no socket involved. */
   inject<T = unknown>(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
@@ -64,6 +67,10 @@ export interface DemoGatewayOptions {
   nativeHandlers?: (native: NativeRegistry) => void;
   /** Reuse this data directory instead of making a fresh one. */
   dataDir?: string;
+  /** The gateway's clock (default: the wall clock); a `ManualClock` makes expiry exact. */
+  clock?: Clock;
+  /** Also listen on a real socket (port 0), for clients that need one (the event stream). */
+  listen?: boolean;
 }
 
 /**
@@ -74,14 +81,17 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
   const config = loadConfig({ dataDir, port: 0, demo: true, ...o.config }, {});
   const gateway = await Gateway.open(config, {
+    ...(o.clock ? { clock: o.clock } : {}),
     nativeHandlers: (native) => {
       registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl'));
       o.nativeHandlers?.(native);
     },
   });
   let tokens: DemoTokens;
+  let url: string | undefined;
   try {
     tokens = await seedDemo(gateway);
+    if (o.listen) url = await gateway.listen();
   } catch (err) {
     await gateway.close();
     throw err;
@@ -116,6 +126,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     gateway,
     tokens,
     dataDir,
+    ...(url !== undefined ? { url } : {}),
     inject,
     invoke: (token, key, body) =>
       inject<InvocationRecord>('POST', '/v1/invocations', {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { readFile, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { GatehouseClient } from '../client.js';
+import { waitForApproval } from '../wait-for-approval.js';
 
 /** Reads a file, or standard input for `-`. */
 export async function readInput(file: string): Promise<string> {
@@ -21,6 +22,14 @@ function parseJson(text: string, what: string): unknown {
   } catch (err) {
     throw new Error(`${what} is not valid JSON: ${(err as Error).message}`);
   }
+}
+
+interface InvokeOptions {
+  input: string;
+  environment: string;
+  idempotencyKey?: string;
+  approval?: string;
+  wait?: boolean;
 }
 
 /** The commands that talk to a running gateway (GATEHOUSE_URL, GATEHOUSE_TOKEN). */
@@ -59,32 +68,41 @@ export function clientCommands(program: Command): void {
     .option('--environment <name>', 'environment', 'dev')
     .option('--idempotency-key <key>', 'idempotency key (default: a new random one)')
     .option('--approval <id>', 'approval id, when resuming an approved call')
-    .action(
-      async (
-        tool: string,
-        opts: { input: string; environment: string; idempotencyKey?: string; approval?: string },
-      ) => {
-        const at = tool.lastIndexOf('@');
-        if (at <= 0)
-          throw new Error(
-            `name the tool as ID@VERSION, e.g. demo/echo@1.0.0; got ${JSON.stringify(tool)}`,
-          );
-        const key = opts.idempotencyKey ?? randomUUID();
-        const body = {
-          tool: { id: tool.slice(0, at), version: tool.slice(at + 1) },
-          input: parseJson(opts.input, '--input'),
-          environment: opts.environment,
-          ...(opts.approval ? { approvalId: opts.approval } : {}),
-        };
-        const { body: record } = await client().request('POST', '/v1/invocations', body, {
-          'idempotency-key': key,
-        });
-        print(record);
-        const status = (record as { status?: string }).status;
-        process.exitCode =
-          status === 'observed' || status === 'awaiting_approval' || status === 'running' ? 0 : 1;
-      },
-    );
+    .option(
+      '--wait',
+      'if the call awaits approval, show progress until a reviewer decides, then resume it',
+    )
+    .action(async (tool: string, opts: InvokeOptions) => {
+      const at = tool.lastIndexOf('@');
+      if (at <= 0)
+        throw new Error(
+          `name the tool as ID@VERSION, e.g. demo/echo@1.0.0; got ${JSON.stringify(tool)}`,
+        );
+      const key = opts.idempotencyKey ?? randomUUID();
+      const body = {
+        tool: { id: tool.slice(0, at), version: tool.slice(at + 1) },
+        input: parseJson(opts.input, '--input'),
+        environment: opts.environment,
+        ...(opts.approval ? { approvalId: opts.approval } : {}),
+      };
+      const headers = { 'idempotency-key': key };
+      let { body: record } = await client().request('POST', '/v1/invocations', body, headers);
+      const { status, approvalId } = record as { status?: string; approvalId?: string | null };
+      if (opts.wait && status === 'awaiting_approval' && approvalId) {
+        // Approved: the call resumes and runs; rejected, expired or invalidated: it ends denied.
+        await waitForApproval(client(), approvalId, key);
+        ({ body: record } = await client().request(
+          'POST',
+          '/v1/invocations',
+          { ...body, approvalId },
+          headers,
+        ));
+      }
+      print(record);
+      const final = (record as { status?: string }).status;
+      process.exitCode =
+        final === 'observed' || final === 'awaiting_approval' || final === 'running' ? 0 : 1;
+    });
 
   const invocations = program.command('invocations').description('invocation records');
   invocations

@@ -1,0 +1,44 @@
+/** One server-sent event from `GET /v1/events/stream`. */
+export interface StreamEvent {
+  id: number;
+  type: string;
+  subject: string;
+  at: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Follows the gateway's event stream, yielding events as they arrive, until `signal` aborts.
+ * @throws Error when the stream cannot be opened.
+ */
+export async function* followEvents(
+  baseUrl: string,
+  token: string | undefined,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEvent> {
+  const res = await fetch(new URL('/v1/events/stream', baseUrl), {
+    headers: {
+      accept: 'text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    signal,
+  });
+  if (!res.ok || !res.body)
+    throw new Error(`cannot follow events: HTTP ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = frame
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => l.slice(6))
+        .join('\n');
+      if (data !== '') yield JSON.parse(data) as StreamEvent;
+    }
+  }
+}
