@@ -47,7 +47,7 @@ interface Running {
 export class InvocationService {
   private readonly inFlight = new Map<string, { hash: string; done: Promise<InvocationRecord> }>();
   private readonly running = new Map<string, Running>();
-  private readonly shutdown = new AbortController();
+  private closing = false;
 
   constructor(private readonly o: InvocationServiceOptions) {}
 
@@ -246,7 +246,7 @@ export class InvocationService {
     return {
       record,
       principal,
-      signal: this.shutdown.signal,
+      controller: new AbortController(),
       ...(tool ? { tool } : {}),
       ...(release ? { release } : {}),
       ...(environment ? { environment } : {}),
@@ -258,14 +258,14 @@ export class InvocationService {
     ctx: PipelineContext,
     pass: (ctx: PipelineContext) => Promise<InvocationRecord>,
   ): Promise<InvocationRecord> {
-    const controller = new AbortController();
+    const controller = ctx.controller;
     const id = ctx.record.id;
     this.running.set(id, {
       tenant: ctx.record.tenant,
       tool: `${ctx.record.tool.id}@${ctx.record.tool.version}`,
       controller,
     });
-    ctx.signal = AbortSignal.any([this.shutdown.signal, controller.signal]);
+    if (this.closing) controller.abort(shutdownReason());
     try {
       return await pass(ctx);
     } finally {
@@ -331,10 +331,13 @@ export class InvocationService {
 
   /** Aborts every running call (their executors see the signal). Safe to call twice. */
   abortAll(): void {
-    this.shutdown.abort(
-      Object.assign(new Error('Gatehouse is shutting down'), { code: 'SHUTDOWN' }),
-    );
+    this.closing = true;
+    for (const r of this.running.values()) r.controller.abort(shutdownReason());
   }
+}
+
+function shutdownReason(): Error {
+  return Object.assign(new Error('Gatehouse is shutting down'), { code: 'SHUTDOWN' });
 }
 
 function reused(key: string, hash: string, previous: string): GatehouseError {

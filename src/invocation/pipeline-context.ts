@@ -9,8 +9,8 @@ import type { InvocationRecord } from './invocation-record.js';
 export interface PipelineContext {
   record: InvocationRecord;
   principal: Principal;
-  /** Aborted on timeout, revocation or shutdown. */
-  signal: AbortSignal;
+  /** Aborts the call: on timeout, revocation or shutdown. Its signal reaches the executor. */
+  controller: AbortController;
   /** Resolved before the stages run; absent when the request names an unknown one. */
   tool?: RegisteredTool;
   release?: StoredAgentRelease;

@@ -22,20 +22,26 @@ export async function executeStage(
     return { outcome: 'continue', reason: ctx.execution.message };
   }
   const timeoutMs = descriptor.timeoutMs ?? defaultTimeoutMs;
-  const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
-  const { record } = ctx;
-  const result: ExecutionResult = await executor.execute({
-    invocationId: record.id,
-    tenant: record.tenant,
-    project: record.project,
-    environment: ctx.environment!,
-    agent: record.agent,
-    descriptor,
-    input: record.input,
-    effectiveClass: ctx.classification!.effectiveClass,
-    signal,
+  const signal = ctx.controller.signal;
+  const timer = setTimeout(
+    () => ctx.controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')),
     timeoutMs,
-  });
+  );
+  const { record } = ctx;
+  const result: ExecutionResult = await executor
+    .execute({
+      invocationId: record.id,
+      tenant: record.tenant,
+      project: record.project,
+      environment: ctx.environment!,
+      agent: record.agent,
+      descriptor,
+      input: record.input,
+      effectiveClass: ctx.classification!.effectiveClass,
+      signal,
+      timeoutMs,
+    })
+    .finally(() => clearTimeout(timer));
   ctx.execution = result;
   return { outcome: 'continue', reason: describe(result) };
 }

@@ -19,6 +19,9 @@ export interface SqliteDatabaseOptions {
 
 type Statement = Database.Statement<unknown[], unknown>;
 
+/** Makes a named stand-in for a value of a fixed-shape query (typed to fit any column). */
+export type Placeholders = (name: string) => never;
+
 /**
  * The embedded SQLite database: better-sqlite3 in WAL mode, Kysely as the query builder (its
  * queries are compiled once per shape and run on cached prepared statements), migrations at open,
@@ -28,6 +31,12 @@ type Statement = Database.Statement<unknown[], unknown>;
 export class SqliteDatabase {
   readonly kysely: Kysely<Tables>;
   private readonly statements = new Map<string, Statement>();
+  private readonly shapes = new Map<
+    string,
+    { sql: string; names: (string | { value: unknown })[] }
+  >();
+  /** Scratch space of the running transaction, emptied as each transaction starts. */
+  readonly txScratch = new Map<string, unknown>();
   private queue: {
     fn: () => unknown;
     resolve: (v: unknown) => void;
@@ -77,6 +86,55 @@ export class SqliteDatabase {
     return s;
   }
 
+  /**
+   * A query of fixed shape, built with Kysely once and then run on its prepared statement with new
+   * values: `build` receives named placeholders instead of values. For the hot path, where
+   * building and compiling each query again costs more than running it.
+   */
+  private shaped(
+    key: string,
+    build: (p: Placeholders) => Compilable,
+  ): { statement: Statement; names: (string | { value: unknown })[] } {
+    let shape = this.shapes.get(key);
+    if (!shape) {
+      const p = ((name: string) => `\u0000${name}`) as unknown as Placeholders;
+      const c = build(p).compile();
+      const names = c.parameters.map((v) =>
+        typeof v === 'string' && v.startsWith('\u0000') ? v.slice(1) : { value: v },
+      );
+      shape = { sql: c.sql, names };
+      this.shapes.set(key, shape);
+    }
+    return { statement: this.statement(shape.sql), names: shape.names };
+  }
+
+  private values(
+    names: (string | { value: unknown })[],
+    values: Record<string, unknown>,
+  ): unknown[] {
+    return names.map((n) => (typeof n === 'string' ? values[n] : n.value));
+  }
+
+  /** Runs a fixed-shape write (see {@link shaped}) with `values` for its placeholders. */
+  runShaped(
+    key: string,
+    build: (p: Placeholders) => Compilable,
+    values: Record<string, unknown>,
+  ): Database.RunResult {
+    const { statement, names } = this.shaped(key, build);
+    return statement.run(...this.values(names, values));
+  }
+
+  /** The first row of a fixed-shape query (see {@link shaped}). */
+  firstShaped<T>(
+    key: string,
+    build: (p: Placeholders) => Compilable<T>,
+    values: Record<string, unknown>,
+  ): T | undefined {
+    const { statement, names } = this.shaped(key, build);
+    return statement.get(...this.values(names, values)) as T | undefined;
+  }
+
   /** Runs a write query synchronously; call inside {@link write} for durability and atomicity. */
   run(query: Compilable): Database.RunResult {
     const c = query.compile();
@@ -119,6 +177,7 @@ export class SqliteDatabase {
     if (batch.length === 0) return;
     const results: unknown[] = [];
     try {
+      this.txScratch.clear();
       this.raw.transaction(() => {
         for (const w of batch) results.push(w.fn());
       })();
@@ -130,6 +189,7 @@ export class SqliteDatabase {
     }
     for (const w of batch) {
       try {
+        this.txScratch.clear();
         w.resolve(this.raw.transaction(w.fn)());
       } catch (err) {
         w.reject(err);

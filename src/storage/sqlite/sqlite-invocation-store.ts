@@ -20,15 +20,20 @@ export class SqliteInvocationStore implements InvocationStore {
   }
 
   findByKey(tenant: string, principal: string, key: string): Promise<InvocationRecord | undefined> {
-    const q = this.db.kysely
-      .selectFrom('invocations')
-      .select('record')
-      .where('tenant', '=', tenant)
-      .where('principal', '=', principal)
-      .where('idempotency_key', '=', key)
-      .orderBy('attempt', 'desc')
-      .limit(1);
-    return Promise.resolve(parse(this.db.first(q)?.record));
+    const row = this.db.firstShaped(
+      'invocation-by-key',
+      (p) =>
+        this.db.kysely
+          .selectFrom('invocations')
+          .select('record')
+          .where('tenant', '=', p('tenant'))
+          .where('principal', '=', p('principal'))
+          .where('idempotency_key', '=', p('key'))
+          .orderBy('attempt', 'desc')
+          .limit(1),
+      { tenant, principal, key },
+    );
+    return Promise.resolve(parse(row?.record));
   }
 
   get(tenant: string, id: string): Promise<InvocationRecord | undefined> {
@@ -94,40 +99,56 @@ export class SqliteInvocationStore implements InvocationStore {
       const record: InvocationRecord = { ...step.record, audit: last };
       const receipt = step.seal?.(last);
       const json = JSON.stringify(record);
-      this.db.run(
-        this.db.kysely
-          .insertInto('invocations')
-          .values({
-            id: record.id,
-            tenant: record.tenant,
-            principal: record.principal,
-            idempotency_key: record.idempotencyKey,
-            attempt: record.attempt,
-            request_hash: record.requestHash,
-            status: record.status,
-            tool_id: `${record.tool.id}@${record.tool.version}`,
-            record: json,
-            created_at: record.createdAt,
-            updated_at: record.updatedAt,
-          })
-          .onConflict((oc) =>
-            oc
-              .column('id')
-              .doUpdateSet({ status: record.status, record: json, updated_at: record.updatedAt }),
-          ),
-      );
-      if (receipt !== undefined) {
-        this.db.run(
+      this.db.runShaped(
+        'invocation-upsert',
+        (p) =>
           this.db.kysely
-            .insertInto('receipts')
+            .insertInto('invocations')
             .values({
-              invocation_id: record.id,
-              tenant: record.tenant,
-              envelope: JSON.stringify(receipt),
+              id: p('id'),
+              tenant: p('tenant'),
+              principal: p('principal'),
+              idempotency_key: p('key'),
+              attempt: p('attempt'),
+              request_hash: p('hash'),
+              status: p('status'),
+              tool_id: p('tool'),
+              record: p('record'),
+              created_at: p('createdAt'),
+              updated_at: p('updatedAt'),
             })
             .onConflict((oc) =>
-              oc.column('invocation_id').doUpdateSet({ envelope: JSON.stringify(receipt) }),
+              oc.column('id').doUpdateSet({
+                status: p('status'),
+                record: p('record'),
+                updated_at: p('updatedAt'),
+              }),
             ),
+        {
+          id: record.id,
+          tenant: record.tenant,
+          principal: record.principal,
+          key: record.idempotencyKey,
+          attempt: record.attempt,
+          hash: record.requestHash,
+          status: record.status,
+          tool: `${record.tool.id}@${record.tool.version}`,
+          record: json,
+          createdAt: record.createdAt,
+          updatedAt: record.updatedAt,
+        },
+      );
+      if (receipt !== undefined) {
+        this.db.runShaped(
+          'receipt-upsert',
+          (p) =>
+            this.db.kysely
+              .insertInto('receipts')
+              .values({ invocation_id: p('id'), tenant: p('tenant'), envelope: p('envelope') })
+              .onConflict((oc) =>
+                oc.column('invocation_id').doUpdateSet({ envelope: p('envelope') }),
+              ),
+          { id: record.id, tenant: record.tenant, envelope: JSON.stringify(receipt) },
         );
       }
       step.record.audit = last;

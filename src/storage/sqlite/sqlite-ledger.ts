@@ -10,41 +10,63 @@ import type { SqliteDatabase } from './sqlite-database.js';
  * @returns the position of each audit record, in order.
  */
 export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditPosition[] {
+  const k = db.kysely;
   const positions: AuditPosition[] = [];
-  const next = new Map<string, number>();
   for (const draft of entries.audit) {
-    let index = next.get(draft.tenant);
+    // The next index of each tenant is read once per transaction, then counted in its scratch.
+    const scratchKey = `audit-next:${draft.tenant}`;
+    let index = db.txScratch.get(scratchKey) as number | undefined;
     if (index === undefined) {
-      const row = db.first(
-        db.kysely
-          .selectFrom('audit_records')
-          .select((eb) => eb.fn.max('idx').as('top'))
-          .where('tenant', '=', draft.tenant),
+      const row = db.firstShaped(
+        'audit-top',
+        (p) =>
+          k
+            .selectFrom('audit_records')
+            .select((eb) => eb.fn.max('idx').as('top'))
+            .where('tenant', '=', p('tenant')),
+        { tenant: draft.tenant },
       );
       index = row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1;
     }
     const record: AuditRecord = { ...draft, index };
     const bytes = canonicalBytes(record);
-    db.run(
-      db.kysely.insertInto('audit_records').values({
+    db.runShaped(
+      'audit-insert',
+      (p) =>
+        k.insertInto('audit_records').values({
+          tenant: p('tenant'),
+          idx: p('idx'),
+          record: p('record'),
+          leaf_hash: p('leaf'),
+        }),
+      {
         tenant: draft.tenant,
         idx: index,
         record: bytes.toString('utf8'),
-        leaf_hash: leafHash(bytes).toString('base64'),
-      }),
+        leaf: leafHash(bytes).toString('base64'),
+      },
     );
     positions.push({ index, treeSize: index + 1 });
-    next.set(draft.tenant, index + 1);
+    db.txScratch.set(scratchKey, index + 1);
   }
   for (const e of entries.events) {
-    db.run(
-      db.kysely.insertInto('outbox').values({
+    db.runShaped(
+      'outbox-insert',
+      (p) =>
+        k.insertInto('outbox').values({
+          tenant: p('tenant'),
+          type: p('type'),
+          subject: p('subject'),
+          at: p('at'),
+          data: p('data'),
+        }),
+      {
         tenant: e.tenant,
         type: e.type,
         subject: e.subject,
         at: e.at,
         data: JSON.stringify(e.data),
-      }),
+      },
     );
   }
   return positions;
