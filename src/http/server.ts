@@ -13,6 +13,7 @@ import { registryRoutes } from './routes/registry-routes.js';
 import { approvalRoutes } from './routes/approval-routes.js';
 import { uncertainRoutes } from './routes/uncertain-routes.js';
 import { eventStreamRoutes } from './routes/event-stream-routes.js';
+import { principalRoutes } from './routes/principal-routes.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -50,6 +51,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...approvalRoutes(s),
     ...uncertainRoutes(s),
     ...eventStreamRoutes(s),
+    ...principalRoutes(s),
   ];
   const openapi = openApiDocument(routes, o.version);
 

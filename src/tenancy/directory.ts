@@ -165,7 +165,8 @@ export class Directory {
       events: [],
     });
     this.byTokenHash.set(stored.tokenHash, stored);
-    return { principal: stored, token: secret };
+    const { tokenHash: _hash, createdAt: _at, ...principal } = stored;
+    return { principal, token: secret };
   }
 
   private requireTenant(id: string): void {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
 import type { DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
 import type { Clock } from '../../src/core/index.js';
+import type { NativeHandler } from '../../src/executors/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 
 /** The native executor handed to `GatewayDeps.nativeHandlers`. */
@@ -45,6 +46,8 @@ export interface DemoGateway {
   dataDir: string;
   /** The base URL (`http://127.0.0.1:PORT`) when started with `listen: true`. */
   url?: string;
+  /** How many times the native handler `name` (e.g. `demo.propose-change`) has been entered. */
+  executions(name: string): number;
   /** Sends one request to the gateway in process (`server.inject`), no socket involved. */
   inject<T = unknown>(
     method: 'GET' | 'POST' | 'PUT' | 'DELETE',
@@ -80,9 +83,11 @@ export interface DemoGatewayOptions {
 export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<DemoGateway> {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
   const config = loadConfig({ dataDir, port: 0, demo: true, ...o.config }, {});
+  const executions = new Map<string, number>();
   const gateway = await Gateway.open(config, {
     ...(o.clock ? { clock: o.clock } : {}),
     nativeHandlers: (native) => {
+      countExecutions(native, executions);
       registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl'));
       o.nativeHandlers?.(native);
     },
@@ -127,6 +132,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     tokens,
     dataDir,
     ...(url !== undefined ? { url } : {}),
+    executions: (name) => executions.get(name) ?? 0,
     inject,
     invoke: (token, key, body) =>
       inject<InvocationRecord>('POST', '/v1/invocations', {
@@ -141,6 +147,16 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
       removed = true;
     },
   };
+}
+
+/** Wraps every handler registered from now on so its entries are counted in `counts`. */
+function countExecutions(native: NativeRegistry, counts: Map<string, number>): void {
+  const register = native.register.bind(native);
+  native.register = (name: string, handler: NativeHandler) =>
+    register(name, (input, ctx) => {
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      return handler(input, ctx);
+    });
 }
 
 /** The body of `POST /v1/invocations` for a tool of the demo, version 1.0.0. */

@@ -104,6 +104,24 @@ export function clientCommands(program: Command): void {
         final === 'observed' || final === 'awaiting_approval' || final === 'running' ? 0 : 1;
     });
 
+  program
+    .command('principals')
+    .description('principals of your tenant')
+    .command('add <name>')
+    .description('create a principal and print its bearer token (shown once; admins)')
+    .requiredOption('--role <role...>', 'agent, reviewer, operator, maintainer or admin')
+    .option('--project <project>', 'for agents: the project')
+    .option('--agent <release>', 'for agents: agentId@version of a published agent release')
+    .action(async (name: string, opts: { role: string[]; project?: string; agent?: string }) => {
+      const body = {
+        name,
+        roles: opts.role,
+        ...(opts.project ? { project: opts.project } : {}),
+        ...(opts.agent ? { agent: opts.agent } : {}),
+      };
+      print((await client().request('POST', '/v1/principals', body)).body);
+    });
+
   const invocations = program.command('invocations').description('invocation records');
   invocations
     .command('get <id>')

@@ -1,0 +1,188 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { demoReleaseEvents } from '../../src/app/index.js';
+import type { StoredEvent } from '../../src/core/index.js';
+import { SqliteOutboxFeed } from '../../src/storage/index.js';
+import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { SseClient } from '../helpers/sse.js';
+import type { SseFrame } from '../helpers/sse.js';
+
+let g: DemoGateway | undefined;
+const clients: SseClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await g?.close();
+  g = undefined;
+});
+
+async function connect(
+  d: DemoGateway,
+  token: string,
+  o: Parameters<typeof SseClient.connect>[2] = {},
+): Promise<SseClient> {
+  const c = await SseClient.connect(d.url!, token, o);
+  clients.push(c);
+  expect(c.status).toBe(200);
+  return c;
+}
+
+function outbox(d: DemoGateway, tenant: string, after: number): Promise<StoredEvent[]> {
+  return new SqliteOutboxFeed(d.gateway.db).after(tenant, after, 10_000);
+}
+
+/** What a frame must say about a stored event. */
+function asFrame(e: StoredEvent): SseFrame {
+  return {
+    id: e.seq,
+    event: e.type,
+    data: { id: e.seq, type: e.type, subject: e.subject, at: e.at, data: e.data },
+  };
+}
+
+function increasing(frames: SseFrame[]): boolean {
+  return frames.every((f, i) => i === 0 || f.id > frames[i - 1]!.id);
+}
+
+async function echo(d: DemoGateway, key: string): Promise<string> {
+  const res = await d.invoke(d.tokens.agent, key, call('demo/echo', { message: key }));
+  expect(res.status).toBe(200);
+  return res.body.id;
+}
+
+describe('GET /v1/events/stream', () => {
+  it('delivers every event once, in order, and resumes after a reconnect with Last-Event-ID', async () => {
+    g = await startDemoGateway({ listen: true });
+    const start = await new SqliteOutboxFeed(g.gateway.db).latest('acme');
+    expect(start).toBeGreaterThan(0); // the demo's DescriptorActivated events
+    const live = await connect(g, g.tokens.agent);
+
+    // Without Last-Event-ID the stream starts at what happens next.
+    const e1 = await echo(g, 'one');
+    const proposal = await g.invoke(
+      g.tokens.agent,
+      'p-1',
+      call('demo/propose-change', { title: 't', diff: 'd' }),
+    );
+    expect(proposal.status).toBe(202);
+    const approve = await g.inject('POST', `/v1/approvals/${proposal.body.approvalId}/approve`, {
+      token: g.tokens.reviewer,
+      body: {},
+    });
+    expect(approve.status).toBe(200);
+
+    const first = await live.take(5);
+    expect(first.map((f) => [f.event, f.data.subject])).toEqual([
+      ['ToolInvocationRequested', `invocation/${e1}`],
+      ['ToolInvocationCompleted', `invocation/${e1}`],
+      ['ToolInvocationRequested', `invocation/${proposal.body.id}`],
+      ['ApprovalRequested', `invocation/${proposal.body.id}`],
+      ['ApprovalDecided', `approval/${proposal.body.approvalId}`],
+    ]);
+    expect(increasing(first)).toBe(true);
+    expect(first[0]!.id).toBeGreaterThan(start);
+    expect(first).toEqual((await outbox(g, 'acme', start)).map(asFrame));
+    expect(await live.drain(150)).toEqual([]);
+    const lastSeen = first.at(-1)!.id;
+
+    // Disconnect; more happens meanwhile.
+    live.close();
+    const e2 = await echo(g, 'two');
+    const resumed = await g.invoke(g.tokens.agent, 'p-1', {
+      ...(call('demo/propose-change', { title: 't', diff: 'd' }) as object),
+      approvalId: proposal.body.approvalId,
+    });
+    expect(resumed.body.status).toBe('observed');
+    const e3 = await echo(g, 'three');
+    const missed = await outbox(g, 'acme', lastSeen);
+    expect(missed.length).toBe(5);
+
+    const back = await connect(g, g.tokens.agent, { lastEventId: lastSeen });
+    const got = await back.take(missed.length);
+    expect(got).toEqual(missed.map(asFrame));
+    expect(got.map((f) => [f.event, f.data.subject])).toEqual([
+      ['ToolInvocationRequested', `invocation/${e2}`],
+      ['ToolInvocationCompleted', `invocation/${e2}`],
+      ['ToolInvocationCompleted', `invocation/${proposal.body.id}`],
+      ['ToolInvocationRequested', `invocation/${e3}`],
+      ['ToolInvocationCompleted', `invocation/${e3}`],
+    ]);
+    expect(await back.drain(150)).toEqual([]);
+
+    // Still live after the catch-up.
+    const e4 = await echo(g, 'four');
+    const more = await back.take(2);
+    expect(more.map((f) => [f.event, f.data.subject])).toEqual([
+      ['ToolInvocationRequested', `invocation/${e4}`],
+      ['ToolInvocationCompleted', `invocation/${e4}`],
+    ]);
+    expect(more[0]!.id).toBeGreaterThan(got.at(-1)!.id);
+
+    // ?after=0 replays the tenant's whole outbox.
+    const replay = await connect(g, g.tokens.operator, { query: 'after=0' });
+    const all = await outbox(g, 'acme', 0);
+    expect(await replay.take(all.length)).toEqual(all.map(asFrame));
+    expect(await replay.drain(100)).toEqual([]);
+  });
+
+  it('delivers events written concurrently exactly once', async () => {
+    g = await startDemoGateway({ listen: true });
+    const start = await new SqliteOutboxFeed(g.gateway.db).latest('acme');
+    const live = await connect(g, g.tokens.agent);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => echo(g!, `burst-${i}`)));
+    const stored = await outbox(g, 'acme', start);
+    expect(stored).toHaveLength(40);
+    const frames = await live.take(40);
+    expect(frames).toEqual(stored.map(asFrame));
+    expect(new Set(frames.map((f) => f.id)).size).toBe(40);
+    expect(await live.drain(150)).toEqual([]);
+  });
+
+  it("shows a tenant none of another tenant's events", async () => {
+    g = await startDemoGateway({ listen: true });
+    const d = g.gateway.directory;
+    await d.ensureTenant('globex', 'Globex', 'test');
+    const { token: gAdmin } = await d.addPrincipal(
+      { tenant: 'globex', name: 'globex-admin', roles: ['admin'] },
+      'test',
+    );
+    const theirs = await connect(g, gAdmin, { query: 'after=0' });
+    const ours = await connect(g, g.tokens.operator);
+    expect(await theirs.drain(100)).toEqual([]);
+
+    // acme activity, then globex activity (its own tool publications).
+    await echo(g, 'acme-only');
+    const published = await g.inject('POST', '/v1/events', {
+      token: gAdmin,
+      body: demoReleaseEvents,
+    });
+    expect(published.status).toBe(200);
+    const globexEvents = await outbox(g, 'globex', 0);
+    expect(globexEvents.length).toBeGreaterThan(0);
+
+    const seen = await theirs.take(globexEvents.length);
+    expect(seen).toEqual(globexEvents.map(asFrame));
+    expect(await theirs.drain(150)).toEqual([]);
+    const acmeIds = new Set((await outbox(g, 'acme', 0)).map((e) => e.seq));
+    expect(seen.some((f) => acmeIds.has(f.id))).toBe(false);
+
+    // acme's stream got its two events and none of globex's.
+    const mine = await ours.take(2);
+    expect(mine.map((f) => f.event)).toEqual([
+      'ToolInvocationRequested',
+      'ToolInvocationCompleted',
+    ]);
+    expect(await ours.drain(150)).toEqual([]);
+
+    // Even asking to resume from an id of the other tenant shows only one's own.
+    const fromTheirs = await connect(g, gAdmin, { lastEventId: 0 });
+    expect(await fromTheirs.take(globexEvents.length)).toEqual(globexEvents.map(asFrame));
+    expect(await fromTheirs.drain(100)).toEqual([]);
+  });
+
+  it('refuses a request without a token', async () => {
+    g = await startDemoGateway({ listen: true });
+    const res = await fetch(`${g.url!}/v1/events/stream`);
+    expect(res.status).toBe(401);
+    await res.body?.cancel();
+  });
+});
