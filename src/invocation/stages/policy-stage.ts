@@ -7,22 +7,7 @@ import type { StageResult } from '../stage.js';
  * environment and its class, the effective class and the input, so a policy can forbid by argument.
  */
 export function policyStage(ctx: PipelineContext, policy: TenantPolicy): StageResult {
-  const { record } = ctx;
-  const tool = ctx.tool!.stored.descriptor;
-  const decision = policy.evaluate({
-    tenant: record.tenant,
-    project: record.project,
-    environment: ctx.environment!,
-    agent: record.agent,
-    tool: {
-      id: tool.id,
-      version: tool.version,
-      kind: tool.kind,
-      declaredClass: tool.sideEffect.class,
-    },
-    effectiveClass: ctx.classification!.effectiveClass,
-    input: record.input,
-  });
+  const decision = policy.evaluate(policyRequest(ctx, 'invoke'));
   const details = { determiningPolicies: decision.determiningPolicies, cached: decision.cached };
   if (decision.decision === 'deny') {
     return { outcome: 'deny', code: 'POLICY_DENIED', reason: decision.reason, details };
