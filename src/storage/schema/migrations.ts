@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Kysely, Migration } from 'kysely';
 
 /** SQL dialects the migrations are written for. */
@@ -107,6 +106,7 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
             'tenant',
             'principal',
             'idempotency_key',
+            'attempt',
           ])
           .execute();
         await db.schema
@@ -171,46 +171,6 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
           .createIndex('outbox_tenant')
           .on('outbox')
           .columns(['tenant', 'seq'])
-          .execute();
-      },
-    },
-    // 0001 made (tenant, principal, idempotency_key) unique, which refused the second attempt
-    // that a retry after an operator denied an Uncertain effect creates under the same key.
-    // Attempts of one key are distinct rows: rebuild the table with the attempt in the key.
-    '0002_invocation_attempts': {
-      async up(db: Kysely<unknown>) {
-        const columns = sql.raw(
-          'id, tenant, principal, idempotency_key, attempt, request_hash, status, tool_id, record, created_at, updated_at',
-        );
-        await db.schema
-          .createTable('invocations_by_attempt')
-          .addColumn('id', 'text', (c) => c.primaryKey())
-          .addColumn('tenant', 'text', (c) => c.notNull())
-          .addColumn('principal', 'text', (c) => c.notNull())
-          .addColumn('idempotency_key', 'text', (c) => c.notNull())
-          .addColumn('attempt', 'integer', (c) => c.notNull())
-          .addColumn('request_hash', 'text', (c) => c.notNull())
-          .addColumn('status', 'text', (c) => c.notNull())
-          .addColumn('tool_id', 'text', (c) => c.notNull())
-          .addColumn('record', 'text', (c) => c.notNull())
-          .addColumn('created_at', 'text', (c) => c.notNull())
-          .addColumn('updated_at', 'text', (c) => c.notNull())
-          .addUniqueConstraint('invocations_idempotency_attempt', [
-            'tenant',
-            'principal',
-            'idempotency_key',
-            'attempt',
-          ])
-          .execute();
-        await sql`insert into invocations_by_attempt (${columns}) select ${columns} from invocations`.execute(
-          db,
-        );
-        await db.schema.dropTable('invocations').execute();
-        await db.schema.alterTable('invocations_by_attempt').renameTo('invocations').execute();
-        await db.schema
-          .createIndex('invocations_status')
-          .on('invocations')
-          .columns(['status', 'tenant'])
           .execute();
       },
     },
