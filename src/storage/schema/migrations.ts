@@ -174,5 +174,45 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0002_secrets_and_leases': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('secrets')
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('scopes', 'text', (c) => c.notNull())
+          .addColumn('ciphertext', 'text', (c) => c.notNull())
+          .addColumn('iv', 'text', (c) => c.notNull())
+          .addColumn('tag', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('deleted_at', 'text')
+          .addPrimaryKeyConstraint('secrets_pk', ['tenant', 'name', 'version'])
+          .execute();
+        await db.schema
+          .createTable('leases')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('pool', 'text', (c) => c.notNull())
+          .addColumn('holder', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('expires_at', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('leases_status')
+          .on('leases')
+          .columns(['status', 'pool'])
+          .execute();
+        await db.schema
+          .createIndex('leases_holder')
+          .on('leases')
+          .columns(['tenant', 'holder'])
+          .execute();
+      },
+    },
   };
 }

@@ -104,4 +104,28 @@ export interface Tables {
     at: string;
     data: string;
   };
+  secrets: {
+    tenant: string;
+    name: string;
+    version: number;
+    scopes: string;
+    ciphertext: string;
+    iv: string;
+    tag: string;
+    key_id: string;
+    created_at: string;
+    deleted_at: string | null;
+  };
+  leases: {
+    id: string;
+    tenant: string;
+    pool: string;
+    /** What holds the lease: `invocation/<id>` or `attempt/<runId>/<attemptId>`. */
+    holder: string;
+    status: string;
+    record: string;
+    expires_at: string;
+    created_at: string;
+    updated_at: string;
+  };
 }
