@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { ErrorCode, GatehouseError, isEnvironmentClass } from '../core/index.js';
 import type { EnvironmentClass } from '../core/index.js';
+import { loadSandboxConfig } from './sandbox-config.js';
+import type { SandboxConfig } from './sandbox-config.js';
 
 /** Everything the gateway is configured with. */
 export interface GatewayConfig {
@@ -20,6 +22,8 @@ export interface GatewayConfig {
   approvalTtlMs: number;
   /** Approvals needed per environment class. */
   approvalQuorum: Record<EnvironmentClass, number>;
+  /** Sandboxes, capacity, egress, repositories. */
+  sandbox: SandboxConfig;
   demo: boolean;
   /** Log HTTP requests. */
   logRequests: boolean;
@@ -46,6 +50,7 @@ export function loadConfig(
       int(env.GATEHOUSE_APPROVAL_TTL_MS, 'GATEHOUSE_APPROVAL_TTL_MS') ??
       24 * 3600 * 1000,
     approvalQuorum: flags.approvalQuorum ?? quorum(env.GATEHOUSE_APPROVAL_QUORUM),
+    sandbox: flags.sandbox ?? loadSandboxConfig(env),
     demo: flags.demo ?? false,
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
   };

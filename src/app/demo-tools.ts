@@ -134,7 +134,49 @@ const flakyDeploy = {
   execution: { handler: 'demo.flaky-deploy' },
 };
 
-const demoTools = [echo, proposeChange, sleepTool, flakyDeploy];
+const sh = {
+  id: 'demo/sh',
+  version: '1.0.0',
+  kind: 'shell',
+  title: 'Shell',
+  description:
+    'Runs `sh -c SCRIPT` in a sandbox: its own namespaces, an unprivileged user, a writable /workspace only, cgroup limits, egress only through the proxy. $DEMO_TOKEN holds a demo secret, so you can watch it being redacted. Try to break out.',
+  inputSchema: {
+    type: 'object',
+    required: ['script'],
+    additionalProperties: false,
+    properties: { script: { type: 'string', minLength: 1, maxLength: 20000 } },
+  },
+  sideEffect: { class: 'workspace-write' },
+  execution: { argv: ['sh', '-c', '{/script}'] },
+  credentials: [{ ref: 'demo-token', scope: 'demo', inject: { env: 'DEMO_TOKEN' } }],
+  sandbox: { cpus: 0.5, memoryMb: 256, pids: 64 },
+  timeoutMs: 10000,
+};
+
+const gitLog = {
+  id: 'demo/git-log',
+  version: '1.0.0',
+  kind: 'shell',
+  title: 'Git log',
+  description: 'Shows the last commits of the demo repository, from an isolated worktree of it.',
+  inputSchema: {
+    type: 'object',
+    required: ['count'],
+    additionalProperties: false,
+    properties: { count: { type: 'integer', minimum: 1, maximum: 100 } },
+  },
+  sideEffect: { class: 'read' },
+  execution: {
+    argv: ['git', 'log', '--oneline', '-n', '{/count}'],
+    // The worktree belongs to the sandbox user, the repository to the gateway: trust it.
+    env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' },
+  },
+  sandbox: { worktree: { repository: 'demo', ref: 'HEAD' } },
+  timeoutMs: 10000,
+};
+
+const demoTools = [echo, proposeChange, sleepTool, flakyDeploy, sh, gitLog];
 
 /** The release events that publish the demo tools and the demo agent release. */
 export const demoReleaseEvents: unknown[] = [

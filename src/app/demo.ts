@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -41,6 +42,15 @@ export async function seedDemo(g: Gateway): Promise<DemoTokens> {
   }
   if (!(await g.policy.read('acme'))) {
     await g.policy.replace('acme', undefined, defaultTenantPolicy() + demoPolicy, actor);
+  }
+  if (!(await g.secrets.list('acme')).some((m) => m.name === 'demo-token')) {
+    await g.secrets.put(
+      'acme',
+      'demo-token',
+      `demo-${randomBytes(18).toString('base64url')}`,
+      ['demo'],
+      actor,
+    );
   }
   await g.registry.applyEvents('acme', demoReleaseEvents, actor);
   const file = join(g.config.dataDir, 'demo-tokens.json');

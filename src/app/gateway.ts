@@ -3,9 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorCode, GatehouseError, systemClock, uuidv7Ids } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
+import { ApprovalService } from '../approvals/index.js';
 import { NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer } from '../http/index.js';
-import { ApprovalService } from '../approvals/index.js';
 import {
   InvocationService,
   Pipeline,
@@ -14,13 +14,14 @@ import {
 } from '../invocation/index.js';
 import type { Executor, InvocationRecord } from '../invocation/index.js';
 import { CedarEngine, TenantPolicy } from '../policy/index.js';
+import type { SecretService } from '../secrets/index.js';
 import {
   FileArtifactStore,
   SqliteApprovalStore,
-  SqliteOutboxFeed,
   SqliteAuditStore,
   SqliteDatabase,
   SqliteInvocationStore,
+  SqliteOutboxFeed,
   SqlitePolicyStore,
   SqliteTenancyStore,
   SqliteToolStore,
@@ -28,6 +29,8 @@ import {
 import { Directory } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
 import type { GatewayConfig } from './config.js';
+import { openExecution } from './open-execution.js';
+import type { Execution } from './open-execution.js';
 
 /** Options of {@link Gateway.open} beyond the configuration; tests inject clock and ids. */
 export interface GatewayDeps {
@@ -37,29 +40,77 @@ export interface GatewayDeps {
   nativeHandlers?: (native: NativeExecutor) => void;
 }
 
+/** The wired parts of a gateway. */
+export interface GatewayParts {
+  config: GatewayConfig;
+  db: SqliteDatabase;
+  keyring: SigningKeyring;
+  directory: Directory;
+  registry: ToolRegistry;
+  policy: TenantPolicy;
+  invocations: InvocationService;
+  approvals: ApprovalService;
+  uncertain: UncertainEffects;
+  secrets: SecretService;
+  execution: Execution;
+  auditLog: AuditLog;
+  server: FastifyInstance;
+  /** Invocations found `running` or `queued` at start and settled (uncertain or failed). */
+  recovered: InvocationRecord[];
+}
+
 /**
- * The composition root: opens storage and keys, wires the parts, recovers interrupted calls, and
- * serves the REST API. `close()` is safe to call twice.
+ * The composition root: opens storage and keys, wires the parts, recovers interrupted calls,
+ * reaps what a crash left, and serves the REST API. `close()` is safe to call twice.
  */
 export class Gateway {
   private started = false;
   private closing = false;
 
-  private constructor(
-    readonly config: GatewayConfig,
-    readonly db: SqliteDatabase,
-    readonly keyring: SigningKeyring,
-    readonly directory: Directory,
-    readonly registry: ToolRegistry,
-    readonly policy: TenantPolicy,
-    readonly invocations: InvocationService,
-    readonly approvals: ApprovalService,
-    readonly uncertain: UncertainEffects,
-    readonly auditLog: AuditLog,
-    readonly server: FastifyInstance,
-    /** Invocations found `running` at start and marked `uncertain`. */
-    readonly recovered: InvocationRecord[],
-  ) {}
+  private constructor(private readonly parts: GatewayParts) {}
+
+  get config(): GatewayConfig {
+    return this.parts.config;
+  }
+  get db(): SqliteDatabase {
+    return this.parts.db;
+  }
+  get keyring(): SigningKeyring {
+    return this.parts.keyring;
+  }
+  get directory(): Directory {
+    return this.parts.directory;
+  }
+  get registry(): ToolRegistry {
+    return this.parts.registry;
+  }
+  get policy(): TenantPolicy {
+    return this.parts.policy;
+  }
+  get invocations(): InvocationService {
+    return this.parts.invocations;
+  }
+  get approvals(): ApprovalService {
+    return this.parts.approvals;
+  }
+  get uncertain(): UncertainEffects {
+    return this.parts.uncertain;
+  }
+  get secrets(): SecretService {
+    return this.parts.secrets;
+  }
+  get execution(): Execution {
+    return this.parts.execution;
+  }
+  get auditLog(): AuditLog {
+    return this.parts.auditLog;
+  }
+  get server(): FastifyInstance {
+    return this.parts.server;
+  }
+  get recovered(): InvocationRecord[] {
+    return this.parts.recovered;
+  }
 
   /** Opens everything; does not listen yet. */
   static async open(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
@@ -69,21 +120,25 @@ export class Gateway {
       file: sqliteFile(config),
       synchronous: config.synchronous,
     });
+    let execution: Execution | undefined;
     try {
       const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
+      const store = new SqliteInvocationStore(db);
+      // First settle what a crash left running, so the reaper finds those leases orphaned.
+      const recovered = await recoverInterrupted({ store, signer: keyring, clock });
+      execution = await openExecution({ config, db, clock, ids, invocations: store });
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
-      const executors = new Map<string, Executor>([['native', native]]);
-      const schemas = new JsonSchemaValidator();
+      const executors = new Map<string, Executor>([['native', native], ...execution.executors]);
       const directory = await Directory.open({ store: new SqliteTenancyStore(db), clock, ids });
       const registry = await ToolRegistry.open({
         store: new SqliteToolStore(db),
         clock,
-        schemas,
+        schemas: new JsonSchemaValidator(),
         canExecute: (d) => {
           const executor = executors.get(d.kind);
           if (executor) return executor.check(d);
-          return `tools of kind ${d.kind} cannot run on this gateway yet (available kinds: ${[...executors.keys()].join(', ')})`;
+          return `tools of kind ${d.kind} cannot run on this gateway (available kinds: ${[...executors.keys()].join(', ')}${execution?.sandboxProblem ? `; sandboxed kinds are off: ${execution.sandboxProblem}` : ''})`;
         },
       });
       const policy = new TenantPolicy({
@@ -92,7 +147,6 @@ export class Gateway {
         clock,
       });
       await policy.load();
-      const store = new SqliteInvocationStore(db);
       const metrics = new GatewayMetrics();
       const pipeline = new Pipeline({
         policy,
@@ -103,6 +157,8 @@ export class Gateway {
         clock,
         metrics,
         approvals: { ttlMs: config.approvalTtlMs, quorum: config.approvalQuorum, ids, clock },
+        broker: execution.broker,
+        ...(execution.leases ? { leases: execution.leases } : {}),
         maxOutputBytes: config.maxOutputBytes,
         defaultTimeoutMs: config.defaultTimeoutMs,
         environmentNames: (tenant, project) =>
@@ -129,9 +185,9 @@ export class Gateway {
           actor,
         );
       });
-      const recovered = await recoverInterrupted({ store, signer: keyring, clock });
       const auditLog = new AuditLog({ store: new SqliteAuditStore(db), signer: keyring, clock });
       const self: { gateway?: Gateway } = {};
+      const sandboxProblem = execution.sandboxProblem;
       const server = buildServer({
         version: '0.1.0',
         logger: config.logRequests,
@@ -143,13 +199,15 @@ export class Gateway {
           uncertain,
           policy,
           auditLog,
+          secrets: execution.secrets,
           events: new SqliteOutboxFeed(db),
           metrics,
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
+          sandbox: () => sandboxProblem,
         },
       });
-      self.gateway = new Gateway(
+      self.gateway = new Gateway({
         config,
         db,
         keyring,
@@ -159,12 +217,15 @@ export class Gateway {
         invocations,
         approvals,
         uncertain,
+        secrets: execution.secrets,
+        execution,
         auditLog,
         server,
         recovered,
-      );
+      });
       return self.gateway;
     } catch (err) {
+      await execution?.close();
       await db.close();
       throw err;
     }
@@ -187,6 +248,7 @@ export class Gateway {
     this.closing = true;
     this.invocations.abortAll();
     await this.server.close();
+    await this.execution.close();
     await this.db.close();
   }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { GatewayConfig } from './config.js';
 import { registerDemoHandlers } from './demo-tools.js';
+import { ensureDemoRepository } from './demo-repository.js';
 import { seedDemo } from './demo.js';
 import type { DemoTokens } from './demo.js';
 import { Gateway } from './gateway.js';
@@ -13,6 +14,10 @@ export async function startGateway(
   config: GatewayConfig,
 ): Promise<{ gateway: Gateway; url: string; tokens?: DemoTokens }> {
   const deployLog = join(config.dataDir, 'demo-deployments.jsonl');
+  if (config.demo) {
+    const repo = await ensureDemoRepository(join(config.dataDir, 'repos', 'demo'));
+    config.sandbox.repositories = { demo: repo, ...config.sandbox.repositories };
+  }
   const gateway = await Gateway.open(
     config,
     config.demo ? { nativeHandlers: (native) => registerDemoHandlers(native, deployLog) } : {},

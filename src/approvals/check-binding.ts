@@ -42,6 +42,13 @@ export function checkApproval(
     };
   }
   if (a.invocationId !== use.invocationId) {
+    if (a.status === 'consumed') {
+      return {
+        kind: 'refuse',
+        code: 'APPROVAL_CONSUMED',
+        message: `Approval ${a.id} was already used by invocation ${a.invocationId} at ${a.consumedAt ?? '?'}; an approval lets one call run once.`,
+      };
+    }
     return {
       kind: 'refuse',
       code: 'APPROVAL_STALE',

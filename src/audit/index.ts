@@ -22,7 +22,7 @@ export {
 export type { ReceiptPredicate, ReceiptStatement, ReceiptVerification } from './receipt.js';
 export { signCheckpoint, verifyCheckpoint } from './checkpoint.js';
 export type { Checkpoint, TreeHead } from './checkpoint.js';
-export type { ArtifactStore } from './artifact-store.js';
+export type { ArtifactStore, ArtifactWriter } from './artifact-store.js';
 export type { AuditStore, StoredAuditRecord } from './audit-store.js';
 export { AuditLog } from './audit-log.js';
 export type { InclusionAnswer, ConsistencyAnswer } from './audit-log.js';

@@ -4,6 +4,7 @@ import { GatehouseError } from '../core/index.js';
 import { ApiError, GatehouseClient } from './client.js';
 import { approvalCommands } from './commands/approval-commands.js';
 import { clientCommands } from './commands/client-commands.js';
+import { secretCommands } from './commands/secret-commands.js';
 import { serveCommand } from './commands/serve-command.js';
 import { verifyCommands } from './commands/verify-commands.js';
 
@@ -17,6 +18,7 @@ const program = new Command()
 serveCommand(program);
 clientCommands(program);
 approvalCommands(program);
+secretCommands(program);
 const receipt = program.commands.find((c) => c.name() === 'receipt')!;
 const audit = program.command('audit').description('the audit log');
 audit

@@ -22,6 +22,12 @@ export const ErrorCode = {
   CAPACITY_EXHAUSTED: 'CAPACITY_EXHAUSTED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNAVAILABLE: 'UNAVAILABLE',
+  /** A declared credential cannot be issued: the secret is missing, deleted or undecryptable. */
+  CREDENTIAL_UNAVAILABLE: 'CREDENTIAL_UNAVAILABLE',
+  /** A declared credential asks for a scope its secret does not grant. */
+  CREDENTIAL_SCOPE_DENIED: 'CREDENTIAL_SCOPE_DENIED',
+  /** The invocation's credential leases were revoked or have expired, or no time is left. */
+  CREDENTIAL_LEASE_ENDED: 'CREDENTIAL_LEASE_ENDED',
   INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -14,6 +14,7 @@ import { approvalRoutes } from './routes/approval-routes.js';
 import { uncertainRoutes } from './routes/uncertain-routes.js';
 import { eventStreamRoutes } from './routes/event-stream-routes.js';
 import { principalRoutes } from './routes/principal-routes.js';
+import { secretRoutes } from './routes/secret-routes.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -52,6 +53,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...uncertainRoutes(s),
     ...eventStreamRoutes(s),
     ...principalRoutes(s),
+    ...(s.secrets ? secretRoutes({ secrets: s.secrets }) : []),
   ];
   const openapi = openApiDocument(routes, o.version);
 
@@ -75,9 +77,12 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   }
 
   app.get('/healthz', () => ({ status: 'ok' }));
-  app.get('/readyz', (_req, reply) =>
-    s.ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting or stopping' }),
-  );
+  app.get('/readyz', (_req, reply) => {
+    const sandbox = s.sandbox() ?? 'ok';
+    return s.ready()
+      ? { status: 'ready', sandbox }
+      : reply.code(503).send({ status: 'starting or stopping', sandbox });
+  });
   app.get('/metrics', async (_req, reply) =>
     reply.type('text/plain; version=0.0.4').send(await s.metrics.text()),
   );

@@ -3,6 +3,7 @@ import type { AuditLog, JwkSet } from '../audit/index.js';
 import type { ApprovalService } from '../approvals/index.js';
 import type { InvocationService, UncertainEffects } from '../invocation/index.js';
 import type { TenantPolicy } from '../policy/index.js';
+import type { SecretService } from '../secrets/index.js';
 import type { Directory } from '../tenancy/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
@@ -15,12 +16,16 @@ export interface GatewayServices {
   approvals: ApprovalService;
   uncertain: UncertainEffects;
   policy: TenantPolicy;
+  /** Secret administration; the secret routes are served only when it is set. */
+  secrets?: SecretService;
   auditLog: AuditLog;
   /** The outbox, for the event stream. */
   events: OutboxFeed;
   /** The published receipt keys. */
   jwks: () => JwkSet;
   metrics: GatewayMetrics;
+  /** Null when sandboxed tools can run, else why not (shown by /readyz). */
+  sandbox: () => string | null;
   /** False while starting or stopping. */
   ready: () => boolean;
 }

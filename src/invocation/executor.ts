@@ -1,5 +1,20 @@
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
+import type { OutputCapture } from './output-capture.js';
+
+/** What an executor that runs code in a sandbox gets of the call's lease. */
+export interface ExecutionLease {
+  id: string;
+  /** Host path of the writable workspace. */
+  workspace: string;
+  readOnlyMounts: { host: string; sandbox: string }[];
+  limits: { memoryBytes: number; cpus: number; pids: number; timeoutMs: number };
+  /** Host path of the egress proxy's socket for this lease, or null for no network. */
+  egressSocket: string | null;
+  /** Credentials issued for this call, as the descriptor asked them injected. */
+  env: Record<string, string>;
+  files: { path: string; content: string; mode: number }[];
+}
 
 /** What an executor is given to run one call. */
 export interface ExecutionRequest {
@@ -14,6 +29,10 @@ export interface ExecutionRequest {
   /** Aborted on timeout, revocation or shutdown. */
   signal: AbortSignal;
   timeoutMs: number;
+  /** The call's lease, for kinds that run in a sandbox. */
+  lease?: ExecutionLease;
+  /** A capture for one output stream: redacted, bounded in memory, spooled whole to an artifact. */
+  capture: () => OutputCapture;
 }
 
 /**
@@ -22,8 +41,8 @@ export interface ExecutionRequest {
  */
 export type ExecutionResult =
   | { status: 'observed'; output: unknown }
-  | { status: 'failed'; code: string; message: string }
-  | { status: 'uncertain'; code: string; message: string };
+  | { status: 'failed'; code: string; message: string; output?: unknown }
+  | { status: 'uncertain'; code: string; message: string; output?: unknown };
 
 /** Runs tools of one kind. */
 export interface Executor {

@@ -54,6 +54,19 @@ export interface InvocationRecord {
   /** An operator's resolution of an Uncertain effect. */
   resolution: { effect: 'confirmed' | 'denied'; evidence: unknown; by: string; at: string } | null;
   trace: TraceEntry[];
+  /** The lease the call ran under (limits, egress allow-list, credential refs), if any. */
+  lease: Record<string, unknown> | null;
+  /** Each connection the call's sandbox tried through the egress proxy, allowed or refused. */
+  egress: {
+    at: string;
+    method: string;
+    host: string;
+    port: number;
+    allowed: boolean;
+    reason: string;
+  }[];
+  /** What the sanitizer removed (kinds and counts, never values). */
+  redactions: { kind: string; encoding?: string; count: number }[];
   output?: unknown;
   outputInfo?: OutputInfo;
   provenance?: Provenance;

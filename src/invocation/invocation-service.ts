@@ -2,6 +2,7 @@ import { ErrorCode, GatehouseError, isoTime, requestHash } from '../core/index.j
 import type { Clock, IdGenerator } from '../core/index.js';
 import { checkApproval } from '../approvals/index.js';
 import type { Approval, ApprovalService } from '../approvals/index.js';
+import { Redactor } from '../secrets/index.js';
 import { hasRole } from '../tenancy/index.js';
 import type { Directory, Principal } from '../tenancy/index.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -9,6 +10,7 @@ import type { InvocationRecord } from './invocation-record.js';
 import type { InvocationQuery, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
 import type { Pipeline } from './pipeline.js';
+import { QUEUE_INTERRUPTED } from './recover-interrupted.js';
 
 /** What an agent asks for (DESIGN §9, `POST /v1/invocations`). */
 export interface InvokeRequest {
@@ -115,6 +117,11 @@ export class InvocationService {
         },
         this.o.clock.now(),
       );
+      if (problem?.code === 'APPROVAL_CONSUMED' && existing?.id !== approval.invocationId) {
+        throw new GatehouseError(ErrorCode.APPROVAL_CONSUMED, problem.message, {
+          details: { approvalId: approval.id },
+        });
+      }
       if (problem?.code === 'APPROVAL_STALE')
         throw new GatehouseError(ErrorCode.APPROVAL_STALE, problem.message, {
           details: {
@@ -136,7 +143,7 @@ export class InvocationService {
           { details: { invocation: existing.id } },
         );
       case 'failed':
-        if (existing.resolution?.effect === 'denied')
+        if (existing.resolution?.effect === 'denied' || RETRYABLE.has(existing.error?.code ?? ''))
           return this.start(principal, req, hash, existing.attempt + 1, existing.id);
         return existing;
       case 'denied':
@@ -181,6 +188,9 @@ export class InvocationService {
       approval: null,
       resolution: null,
       trace: [],
+      lease: null,
+      egress: [],
+      redactions: [],
       warnings: [],
       createdAt: now,
       updatedAt: now,
@@ -247,6 +257,10 @@ export class InvocationService {
       record,
       principal,
       controller: new AbortController(),
+      redactor: new Redactor([]),
+      markQueued: () => Promise.resolve(),
+      cleanup: [],
+      captures: [],
       ...(tool ? { tool } : {}),
       ...(release ? { release } : {}),
       ...(environment ? { environment } : {}),
@@ -335,6 +349,9 @@ export class InvocationService {
     for (const r of this.running.values()) r.controller.abort(shutdownReason());
   }
 }
+
+/** Failures before any effect that a retry with the same key runs again, as a new attempt. */
+const RETRYABLE = new Set([ErrorCode.CAPACITY_EXHAUSTED, QUEUE_INTERRUPTED]);
 
 function shutdownReason(): Error {
   return Object.assign(new Error('Gatehouse is shutting down'), { code: 'SHUTDOWN' });

@@ -1,5 +1,8 @@
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { Approval } from '../approvals/index.js';
+import type { IssuedCredentials, Redactor } from '../secrets/index.js';
+import type { HeldLease } from './sandbox-leases.js';
+import type { OutputCapture } from './output-capture.js';
 import type { Principal } from '../tenancy/index.js';
 import type { RegisteredTool, StoredAgentRelease } from '../tools/index.js';
 import type { ExecutionResult } from './executor.js';
@@ -26,6 +29,18 @@ export interface PipelineContext {
   pendingApproval?: Approval;
   /** Set when the call resumes with an approved approval, which the next save consumes. */
   approved?: Approval;
+  /** Set by the credentials stage: the issued credentials (values: never store this). */
+  credentials?: IssuedCredentials;
+  /** Removes this call's credential values (and known secret patterns) from what is kept. */
+  redactor: Redactor;
+  /** Set by the sandbox stage. */
+  held?: HeldLease;
+  /** Records the call `queued` while it waits for capacity. */
+  markQueued: () => Promise<void>;
+  /** The output captures the executor made (their redactions join the record's). */
+  captures: OutputCapture[];
+  /** What to undo when the call ends, however it ends (revoke, release, remove). */
+  cleanup: (() => Promise<void>)[];
   /** Set by the execute stage. */
   execution?: ExecutionResult;
   /** The output before sanitizing, for its digest. */

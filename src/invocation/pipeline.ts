@@ -18,7 +18,11 @@ import { policyStage } from './stages/policy-stage.js';
 import { classificationStage } from './stages/classification-stage.js';
 import { approvalStage } from './stages/approval-stage.js';
 import type { ApprovalSettings } from './stages/approval-stage.js';
-import { credentialsStage, sandboxStage } from './stages/seam-stages.js';
+import { credentialsStage } from './stages/credentials-stage.js';
+import { sandboxStage } from './stages/sandbox-stage.js';
+import { OutputCapture } from './output-capture.js';
+import type { SandboxLeases } from './sandbox-leases.js';
+import type { CredentialBroker } from '../secrets/index.js';
 import { executeStage } from './stages/execute-stage.js';
 import { sanitizeStage } from './stages/sanitize-stage.js';
 
@@ -37,6 +41,10 @@ export interface PipelineOptions {
   artifacts: ArtifactStore;
   clock: Clock;
   approvals: ApprovalSettings;
+  /** The credential broker; without one, a descriptor that declares credentials fails closed. */
+  broker?: CredentialBroker;
+  /** Sandbox leases; without them, tools that need a sandbox fail before any effect. */
+  leases?: SandboxLeases;
   metrics?: PipelineMetrics;
   /** Output beyond this many bytes is cut and kept whole as an artifact (default 64 KiB). */
   maxOutputBytes: number;
@@ -70,9 +78,18 @@ export class Pipeline {
       { name: 'policy', run: (c) => policyStage(withClassification(c), o.policy) },
       { name: 'classification', run: classificationStage },
       { name: 'approval', run: (c) => approvalStage(c, o.policy, o.approvals) },
-      { name: 'credentials', run: credentialsStage },
-      { name: 'sandbox', run: sandboxStage },
-      { name: 'execute', run: (c) => executeStage(c, o.executors, o.defaultTimeoutMs) },
+      { name: 'credentials', run: (c) => credentialsStage(c, o.broker, this.timeoutOf(c)) },
+      { name: 'sandbox', run: (c) => sandboxStage(c, o.leases, this.timeoutOf(c)) },
+      {
+        name: 'execute',
+        run: (c) =>
+          executeStage(
+            c,
+            o.executors,
+            this.timeoutOf(c),
+            () => new OutputCapture(o.artifacts, c.redactor.stream(), o.maxOutputBytes),
+          ),
+      },
       { name: 'sanitize', run: (c) => sanitizeStage(c, o.artifacts, o.maxOutputBytes) },
     ];
   }
@@ -83,8 +100,24 @@ export class Pipeline {
    * recorded as awaiting) starts at the approval stage.
    */
   async run(ctx: PipelineContext, from: StageName = 'validation'): Promise<InvocationRecord> {
+    try {
+      return await this.pass(ctx, from);
+    } finally {
+      for (const undo of ctx.cleanup.splice(0).reverse()) await undo().catch(() => undefined);
+    }
+  }
+
+  private timeoutOf(ctx: PipelineContext): number {
+    return ctx.tool!.stored.descriptor.timeoutMs ?? this.o.defaultTimeoutMs;
+  }
+
+  private async pass(ctx: PipelineContext, from: StageName): Promise<InvocationRecord> {
     const pending: TraceEntry[] = [];
     let recorded = from !== 'validation';
+    ctx.markQueued = async () => {
+      await this.save(ctx, 'queued', pending.splice(0), recorded);
+      recorded = true;
+    };
     if (recorded && !ctx.classification) withClassification(ctx);
     for (const step of this.steps.slice(this.steps.findIndex((s) => s.name === from))) {
       if (step.name === 'execute' && ctx.classification!.effectiveClass !== 'read') {

@@ -8,10 +8,13 @@ import type { InvocationStore } from './invocation-store.js';
 import { receiptPredicate } from './receipt-predicate.js';
 import type { TraceEntry } from './stage.js';
 
+/** The error code of a call that waited for capacity when Gatehouse stopped: retryable. */
+export const QUEUE_INTERRUPTED = 'QUEUE_INTERRUPTED';
+
 /**
  * At start: every invocation left `running` by a stopped or crashed Gatehouse may have had its
- * effect, so it becomes `uncertain` (with a `ToolEffectUncertain` event and a receipt). Safe to
- * repeat: a second pass finds nothing running.
+ * effect, so it becomes `uncertain` (with a `ToolEffectUncertain` event and a receipt); every one
+ * left `queued` never started, so it becomes `failed`, retryable. Safe to repeat.
  * @returns the invocations it marked.
  */
 export async function recoverInterrupted(o: {
@@ -19,58 +22,90 @@ export async function recoverInterrupted(o: {
   signer: Signer;
   clock: Clock;
 }): Promise<InvocationRecord[]> {
-  const interrupted = await o.store.listByStatus('running');
-  for (const record of interrupted) {
-    const at = isoTime(o.clock.now());
-    const reason =
-      'Gatehouse stopped while this call was running; its effect may have happened and was not confirmed';
-    const entries: TraceEntry[] = [
-      { stage: 'execute', decision: 'uncertain', reason, at },
-      {
-        stage: 'audit',
-        decision: 'recorded',
-        reason: 'audit record appended and receipt signed at restart',
-        at,
-      },
-    ];
-    record.status = transitionInvocation('running', 'uncertain');
-    record.trace.push(...entries);
-    record.error = { code: 'GATEWAY_RESTARTED', message: reason, stage: 'execute' };
-    record.updatedAt = at;
-    record.completedAt = at;
-    const subject = `invocation/${record.id}`;
-    const summary = {
-      invocationId: record.id,
-      tool: record.tool,
-      agent: record.agent,
-      status: 'uncertain',
-      requestHash: record.requestHash,
-    };
-    await o.store.save({
+  const running = await o.store.listByStatus('running');
+  const queued = await o.store.listByStatus('queued');
+  for (const record of running) {
+    await settle(
+      o,
       record,
-      ledger: {
-        audit: [
-          {
-            tenant: record.tenant,
-            type: 'invocation.uncertain',
-            subject,
-            at,
-            actor: 'system',
-            data: { ...summary, stages: entries, error: record.error },
-          },
-        ],
-        events: [
-          {
-            type: EventType.ToolEffectUncertain,
-            tenant: record.tenant,
-            subject,
-            at,
-            data: { ...summary, error: record.error },
-          },
-        ],
-      },
-      seal: (last) => signReceipt(receiptPredicate({ ...record, audit: last }), o.signer),
-    });
+      'uncertain',
+      'GATEWAY_RESTARTED',
+      'Gatehouse stopped while this call was running; its effect may have happened and was not confirmed',
+    );
   }
-  return interrupted;
+  for (const record of queued) {
+    await settle(
+      o,
+      record,
+      'failed',
+      QUEUE_INTERRUPTED,
+      'Gatehouse stopped while this call waited for capacity; nothing ran — retry it with the same key',
+    );
+  }
+  return [...running, ...queued];
+}
+
+async function settle(
+  o: { store: InvocationStore; signer: Signer; clock: Clock },
+  record: InvocationRecord,
+  status: 'uncertain' | 'failed',
+  code: string,
+  reason: string,
+): Promise<void> {
+  const at = isoTime(o.clock.now());
+  const entries: TraceEntry[] = [
+    {
+      stage: status === 'uncertain' ? 'execute' : 'sandbox',
+      decision: status === 'uncertain' ? 'uncertain' : 'fail',
+      reason,
+      at,
+    },
+    {
+      stage: 'audit',
+      decision: 'recorded',
+      reason: 'audit record appended and receipt signed at restart',
+      at,
+    },
+  ];
+  record.status = transitionInvocation(record.status, status);
+  record.trace.push(...entries);
+  record.error = { code, message: reason, stage: entries[0]!.stage };
+  record.updatedAt = at;
+  record.completedAt = at;
+  const subject = `invocation/${record.id}`;
+  const summary = {
+    invocationId: record.id,
+    tool: record.tool,
+    agent: record.agent,
+    status,
+    requestHash: record.requestHash,
+  };
+  await o.store.save({
+    record,
+    ledger: {
+      audit: [
+        {
+          tenant: record.tenant,
+          type: `invocation.${status}`,
+          subject,
+          at,
+          actor: 'system',
+          data: { ...summary, stages: entries, error: record.error },
+        },
+      ],
+      events: [
+        {
+          type:
+            status === 'uncertain'
+              ? EventType.ToolEffectUncertain
+              : EventType.ToolInvocationCompleted,
+          tenant: record.tenant,
+          subject,
+          at,
+          data: { ...summary, error: record.error },
+        },
+      ],
+    },
+    seal: (last) => signReceipt(receiptPredicate({ ...record, audit: last }), o.signer),
+  });
 }

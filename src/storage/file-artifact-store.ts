@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ArtifactStore } from '../audit/index.js';
+import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
 
 /** {@link ArtifactStore} as files named by their SHA-256 under a directory, written atomically. */
 export class FileArtifactStore implements ArtifactStore {
+  private n = 0;
+
   constructor(private readonly dir: string) {}
 
   private path(sha256: string): string {
@@ -15,10 +18,39 @@ export class FileArtifactStore implements ArtifactStore {
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const target = this.path(sha256);
     await mkdir(join(this.dir, sha256.slice(0, 2)), { recursive: true });
-    const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+    const tmp = this.tmpPath();
     await writeFile(tmp, bytes, { mode: 0o600 });
     await rename(tmp, target);
     return sha256;
+  }
+
+  writer(): ArtifactWriter {
+    mkdirSync(this.dir, { recursive: true });
+    const tmp = this.tmpPath();
+    const fd = openSync(tmp, 'w', 0o600);
+    const hash = createHash('sha256');
+    let open = true;
+    const close = () => {
+      if (open) closeSync(fd);
+      open = false;
+    };
+    return {
+      write: (bytes) => {
+        hash.update(bytes);
+        writeSync(fd, bytes);
+      },
+      finish: async () => {
+        close();
+        const sha256 = hash.digest('hex');
+        await mkdir(join(this.dir, sha256.slice(0, 2)), { recursive: true });
+        await rename(tmp, this.path(sha256));
+        return sha256;
+      },
+      abort: async () => {
+        close();
+        await rm(tmp, { force: true });
+      },
+    };
   }
 
   async get(sha256: string): Promise<Buffer | undefined> {
@@ -29,5 +61,10 @@ export class FileArtifactStore implements ArtifactStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
+  }
+
+  private tmpPath(): string {
+    this.n += 1;
+    return join(this.dir, `.tmp-${process.pid}-${Date.now()}-${this.n}`);
   }
 }

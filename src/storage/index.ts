@@ -11,3 +11,5 @@ export { FileArtifactStore } from './file-artifact-store.js';
 export { migrations } from './schema/migrations.js';
 export type { SqlDialect } from './schema/migrations.js';
 export type { Tables } from './schema/tables.js';
+export { SqliteLeaseStore } from './sqlite/sqlite-lease-store.js';
+export { SqliteSecretStore } from './sqlite/sqlite-secret-store.js';

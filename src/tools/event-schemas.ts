@@ -1,3 +1,5 @@
+import { credentialNeedsSchema } from '../secrets/index.js';
+
 /** JSON Schemas of the release events Gatehouse consumes (DESIGN §2). */
 
 const semver =
@@ -67,8 +69,44 @@ export const descriptorSchema = {
     },
     execution: { type: 'object' },
     timeoutMs: { type: 'integer', minimum: 1, maximum: 3_600_000 },
-    sandbox: { type: 'object' },
-    credentials: { type: 'array', items: { type: 'object' } },
+    sandbox: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        pool: { type: 'string' },
+        cpus: { type: 'number', exclusiveMinimum: 0, maximum: 64 },
+        memoryMb: { type: 'integer', minimum: 16, maximum: 262144 },
+        gpus: { type: 'integer', minimum: 0, maximum: 16 },
+        pids: { type: 'integer', minimum: 4, maximum: 65536 },
+        egress: {
+          type: 'array',
+          items: { type: 'string', minLength: 1, maxLength: 260 },
+          maxItems: 64,
+        },
+        readOnlyMounts: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['host', 'sandbox'],
+            additionalProperties: false,
+            properties: {
+              host: { type: 'string', pattern: '^/' },
+              sandbox: { type: 'string', pattern: '^/' },
+            },
+          },
+        },
+        worktree: {
+          type: 'object',
+          required: ['repository', 'ref'],
+          additionalProperties: false,
+          properties: {
+            repository: { type: 'string', minLength: 1 },
+            ref: { type: 'string', minLength: 1 },
+          },
+        },
+      },
+    },
+    credentials: credentialNeedsSchema,
   },
 } as const;
 

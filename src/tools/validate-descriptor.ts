@@ -4,6 +4,8 @@ import type { ToolDescriptor } from './descriptor.js';
 import { ToolKind } from './descriptor.js';
 import { JsonSchemaValidator } from './json-schema.js';
 import { descriptorSchema } from './event-schemas.js';
+import { credentialNeedProblems } from '../secrets/index.js';
+import type { CredentialNeed } from '../secrets/index.js';
 
 /**
  * Says whether this gateway can run a descriptor's kind and execution config: null when it can,
@@ -66,6 +68,12 @@ export function validateDescriptor(
       }
     }
   });
+  for (const problem of credentialNeedProblems(
+    (d.credentials ?? []) as unknown as CredentialNeed[],
+  )) {
+    const [where, ...rest] = problem.split(' ');
+    problems.push({ pointer: at(`/${where}`), message: rest.join(' ') });
+  }
   let validateInput: ValidateFunction | undefined;
   try {
     validateInput = schemas.compile(d.inputSchema);

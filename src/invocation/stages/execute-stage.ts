@@ -1,4 +1,5 @@
 import type { Executor, ExecutionResult } from '../executor.js';
+import type { OutputCapture } from '../output-capture.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
@@ -9,7 +10,8 @@ import type { StageResult } from '../stage.js';
 export async function executeStage(
   ctx: PipelineContext,
   executors: ReadonlyMap<string, Executor>,
-  defaultTimeoutMs: number,
+  timeoutMs: number,
+  capture: () => OutputCapture,
 ): Promise<StageResult> {
   const descriptor = ctx.tool!.stored.descriptor;
   const executor = executors.get(descriptor.kind);
@@ -21,7 +23,6 @@ export async function executeStage(
     };
     return { outcome: 'continue', reason: ctx.execution.message };
   }
-  const timeoutMs = descriptor.timeoutMs ?? defaultTimeoutMs;
   const signal = ctx.controller.signal;
   const timer = setTimeout(
     () => ctx.controller.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')),
@@ -40,6 +41,12 @@ export async function executeStage(
       effectiveClass: ctx.classification!.effectiveClass,
       signal,
       timeoutMs,
+      ...(ctx.held ? { lease: ctx.held.execution } : {}),
+      capture: () => {
+        const c = capture();
+        ctx.captures.push(c);
+        return c;
+      },
     })
     .finally(() => clearTimeout(timer));
   ctx.execution = result;

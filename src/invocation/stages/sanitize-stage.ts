@@ -4,9 +4,10 @@ import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
- * Stage 9: bounds the output's size (the whole output is kept as a content-addressed artifact),
- * records digests of the full and the returned output, and tags provenance. Secret stripping
- * joins this stage with the credential broker.
+ * Stage 9: removes the call's brokered credential values (in their encodings) and known secret
+ * patterns from the output, the error and the trace; bounds the output's size (the whole output
+ * is kept as a content-addressed artifact); records digests of the full and the returned output
+ * and what was removed (kinds, never values); tags provenance.
  */
 export async function sanitizeStage(
   ctx: PipelineContext,
@@ -21,38 +22,71 @@ export async function sanitizeStage(
     invocation: record.id,
     untrusted: true,
   };
-  if (execution.status !== 'observed') {
-    return { outcome: 'continue', reason: 'no output to sanitize' };
-  }
-  const full = canonicalJson(execution.output ?? null);
-  const bytes = Buffer.byteLength(full);
-  const sha256Full = sha256Hex(full);
-  if (bytes <= maxOutputBytes) {
-    record.output = execution.output ?? null;
-    record.outputInfo = { sha256Full, sha256Sanitized: sha256Full, bytes, truncated: false };
-    return {
-      outcome: 'continue',
-      reason: `output of ${bytes} bytes is within the ${maxOutputBytes}-byte bound`,
-    };
-  }
-  const artifact = await artifacts.put(Buffer.from(full));
-  const preview = full.slice(0, Math.max(0, maxOutputBytes - 256));
-  record.output = {
-    truncated: true,
-    preview,
-    marker: `[output cut at ${preview.length} of ${bytes} bytes; the whole output is artifact sha256:${artifact}]`,
-    artifact,
+  const removals: { kind: string; encoding?: string; count: number }[] = [];
+  const clean = <T>(value: T): T => {
+    const r = ctx.redactor.redactJson(value);
+    removals.push(...r.removals);
+    return r.value;
   };
-  record.outputInfo = {
-    sha256Full,
-    sha256Sanitized: sha256Hex(canonicalJson(record.output)),
-    bytes,
-    truncated: true,
-    artifact,
-  };
+  record.trace = clean(record.trace);
+  if (execution.status !== 'observed') execution.message = clean(execution.message);
+  const raw = execution.output;
+  let note = 'no output';
+  if (raw !== undefined) {
+    const output = clean(raw);
+    const full = canonicalJson(output ?? null);
+    const bytes = Buffer.byteLength(full);
+    const sha256Full = sha256Hex(full);
+    if (bytes <= maxOutputBytes) {
+      record.output = output ?? null;
+      record.outputInfo = { sha256Full, sha256Sanitized: sha256Full, bytes, truncated: false };
+      note = `output of ${bytes} bytes is within the ${maxOutputBytes}-byte bound`;
+    } else {
+      const artifact = await artifacts.put(Buffer.from(full));
+      const preview = full.slice(0, Math.max(0, maxOutputBytes - 256));
+      record.output = {
+        truncated: true,
+        preview,
+        marker: `[output cut at ${preview.length} of ${bytes} bytes; the whole output is artifact sha256:${artifact}]`,
+        artifact,
+      };
+      record.outputInfo = {
+        sha256Full,
+        sha256Sanitized: sha256Hex(canonicalJson(record.output)),
+        bytes,
+        truncated: true,
+        artifact,
+      };
+      note = `output of ${bytes} bytes cut to the ${maxOutputBytes}-byte bound; kept whole as artifact ${artifact}`;
+    }
+  }
+  record.redactions = merge([
+    ...record.redactions,
+    ...removals,
+    ...ctx.captures.flatMap((c) => c.removals()),
+  ]);
+  const removed = record.redactions
+    .map(
+      (r) =>
+        `${r.count}× ${r.kind}${r.encoding && r.encoding !== 'plain' ? ` (${r.encoding})` : ''}`,
+    )
+    .join(', ');
   return {
     outcome: 'continue',
-    reason: `output of ${bytes} bytes cut to the ${maxOutputBytes}-byte bound; kept whole as artifact ${artifact}`,
-    details: { artifact },
+    reason: `${note}; ${removed ? `removed ${removed}` : 'no secrets found'}`,
+    ...(record.redactions.length > 0 ? { details: { redactions: record.redactions } } : {}),
   };
+}
+
+function merge(
+  list: { kind: string; encoding?: string; count: number }[],
+): { kind: string; encoding?: string; count: number }[] {
+  const by = new Map<string, { kind: string; encoding?: string; count: number }>();
+  for (const r of list) {
+    const key = `${r.kind}\u0000${r.encoding ?? ''}`;
+    const seen = by.get(key);
+    if (seen) seen.count += r.count;
+    else by.set(key, { ...r });
+  }
+  return [...by.values()];
 }

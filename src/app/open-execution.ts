@@ -1,0 +1,130 @@
+import { chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock, IdGenerator } from '../core/index.js';
+import { ExecutionCapacity, Reaper } from '../capacity/index.js';
+import { ShellExecutor } from '../executors/index.js';
+import { SandboxLeases } from '../invocation/index.js';
+import type { Executor, InvocationStore } from '../invocation/index.js';
+import { BwrapSandbox, EgressProxy, SANDBOX_UID, Workspaces } from '../sandbox/index.js';
+import { CredentialBroker, SecretCipher, SecretService } from '../secrets/index.js';
+import { SqliteLeaseStore, SqliteSecretStore } from '../storage/index.js';
+import type { SqliteDatabase } from '../storage/index.js';
+import type { GatewayConfig } from './config.js';
+
+/** The parts that run code for tools: secrets, capacity, sandbox, egress, workspaces, reaper. */
+export interface Execution {
+  secrets: SecretService;
+  broker: CredentialBroker;
+  /** Absent when the sandbox is off or this machine cannot run one (`sandboxProblem` says why). */
+  leases?: SandboxLeases;
+  sandboxProblem: string | null;
+  capacity: ExecutionCapacity;
+  reaper?: Reaper;
+  /** Executors by kind, beyond the native one. */
+  executors: Map<string, Executor>;
+  /** Leases reaped at start (orphans of a crash). */
+  reapedAtStart: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the execution side of the gateway. The sandbox is started only if this machine can run
+ * it; otherwise sandboxed tools fail before any effect and `/readyz` says why.
+ */
+export async function openExecution(o: {
+  config: GatewayConfig;
+  db: SqliteDatabase;
+  clock: Clock;
+  ids: IdGenerator;
+  invocations: InvocationStore;
+}): Promise<Execution> {
+  const { config, db, clock, ids } = o;
+  const cipher = await SecretCipher.load({ keyFile: join(config.dataDir, 'keys', 'master.key') });
+  const secretStore = new SqliteSecretStore(db);
+  const secrets = new SecretService({ store: secretStore, cipher, clock });
+  const broker = new CredentialBroker({ store: secretStore, cipher, clock, ids });
+  const sc = config.sandbox;
+  const capacity = await ExecutionCapacity.open({
+    store: new SqliteLeaseStore(db),
+    clock,
+    ids,
+    pools: [sc.pool],
+  });
+  // Shell descriptors validate everywhere; without a sandbox their calls fail before any effect.
+  const executors = new Map<string, Executor>([['shell', new ShellExecutor()]]);
+  const base = { secrets, broker, capacity, executors };
+  if (!sc.enabled)
+    return {
+      ...base,
+      sandboxProblem: 'the sandbox is turned off (GATEHOUSE_SANDBOX=off)',
+      reapedAtStart: [],
+      close: () => Promise.resolve(),
+    };
+  // The sandbox user runs bubblewrap and must pass through the data directory to its workspace.
+  await chmod(config.dataDir, 0o711);
+  const sandbox = await BwrapSandbox.start({ stateDir: join(config.dataDir, 'sandbox') });
+  const problem = await sandbox.check();
+  if (problem !== null) {
+    await sandbox.close();
+    return { ...base, sandboxProblem: problem, reapedAtStart: [], close: () => Promise.resolve() };
+  }
+  const workspaces = new Workspaces({
+    root: join(config.dataDir, 'workspaces'),
+    repositories: sc.repositories,
+  });
+  const egress = new EgressProxy({
+    dir: join(config.dataDir, 'egress'),
+    socketOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
+  });
+  const leases = new SandboxLeases({
+    capacity,
+    workspaces,
+    egress,
+    defaults: {
+      pool: sc.pool.name,
+      resources: {
+        cpus: sc.defaults.cpus,
+        memoryBytes: sc.defaults.memoryMb * 1024 * 1024,
+        gpus: 0,
+        pids: sc.defaults.pids,
+      },
+      egressAllow: sc.egressAllow,
+      queueBudgetMs: sc.queueBudgetMs,
+      attemptTtlMs: sc.attemptTtlMs,
+    },
+  });
+  executors.set('shell', new ShellExecutor(sandbox));
+  const reaper = new Reaper({
+    capacity,
+    clock,
+    inUse: (lease) => leases.holds(lease.id),
+    holderDone: async (lease) => {
+      if (!lease.holder.startsWith('invocation/')) return false;
+      const record = await o.invocations.get(
+        lease.tenant,
+        lease.holder.slice('invocation/'.length),
+      );
+      return !record || (record.status !== 'running' && record.status !== 'queued');
+    },
+    cleanUp: () => Promise.resolve(),
+    workspaces: () => workspaces.existing(),
+    removeWorkspace: (id) => workspaces.remove(id),
+    onPass: () => broker.revokeExpired(),
+    intervalMs: sc.reapIntervalMs,
+  });
+  // At start nothing runs: every gatehouse cgroup left behind is an orphan of a crash.
+  const orphans = await sandbox.reapOrphans();
+  const reaped = await reaper.start();
+  return {
+    ...base,
+    leases,
+    sandboxProblem: null,
+    reaper,
+    reapedAtStart: [...new Set([...orphans, ...reaped])],
+    close: async () => {
+      reaper.close();
+      await egress.close();
+      await sandbox.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { ErrorCode, GatehouseError } from '../core/index.js';
+import type { PoolConfig } from '../capacity/index.js';
+
+/** How sandboxed tools run: capacity, defaults of a lease, egress, repositories. */
+export interface SandboxConfig {
+  /** `off` runs no sandbox: tools that need one fail before any effect. */
+  enabled: boolean;
+  pool: PoolConfig;
+  /** What a lease gets when its descriptor says nothing. */
+  defaults: { cpus: number; memoryMb: number; pids: number };
+  /** How long a call may wait for capacity before CAPACITY_EXHAUSTED. */
+  queueBudgetMs: number;
+  /** How long an attempt's shared lease (and worktree) lives after its last call. */
+  attemptTtlMs: number;
+  /** Hosts sandboxes may reach through the egress proxy, unless a descriptor lists its own. */
+  egressAllow: string[];
+  /** Repositories worktrees are made from, by name. */
+  repositories: Record<string, string>;
+  /** How often the reaper runs. */
+  reapIntervalMs: number;
+}
+
+/** The sandbox configuration from `GATEHOUSE_*` variables and defaults. */
+export function loadSandboxConfig(env: NodeJS.ProcessEnv): SandboxConfig {
+  const pool = keyValues(env.GATEHOUSE_POOL, 'GATEHOUSE_POOL');
+  return {
+    enabled: env.GATEHOUSE_SANDBOX !== 'off',
+    pool: {
+      name: 'default',
+      cpus: num(pool.cpus, 'GATEHOUSE_POOL cpus') ?? 2,
+      memoryBytes: (num(pool.memoryMb, 'GATEHOUSE_POOL memoryMb') ?? 4096) * 1024 * 1024,
+      gpus: num(pool.gpus, 'GATEHOUSE_POOL gpus') ?? 0,
+      leases: num(pool.leases, 'GATEHOUSE_POOL leases') ?? 8,
+    },
+    defaults: { cpus: 1, memoryMb: 512, pids: 128 },
+    queueBudgetMs: num(env.GATEHOUSE_QUEUE_BUDGET_MS, 'GATEHOUSE_QUEUE_BUDGET_MS') ?? 10_000,
+    attemptTtlMs: num(env.GATEHOUSE_ATTEMPT_TTL_MS, 'GATEHOUSE_ATTEMPT_TTL_MS') ?? 30 * 60_000,
+    egressAllow: (env.GATEHOUSE_EGRESS_ALLOW ?? 'github.com,dev.azure.com,api.nuget.org')
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
+    repositories: keyValues(env.GATEHOUSE_REPOSITORIES, 'GATEHOUSE_REPOSITORIES'),
+    reapIntervalMs: num(env.GATEHOUSE_REAP_INTERVAL_MS, 'GATEHOUSE_REAP_INTERVAL_MS') ?? 30_000,
+  };
+}
+
+/** `a=1,b=2` as a map. */
+function keyValues(value: string | undefined, name: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (value ?? '').split(',').filter((p) => p.trim() !== '')) {
+    const at = part.indexOf('=');
+    if (at <= 0)
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `${name} must look like key=value,key=value; got ${JSON.stringify(value)}.`,
+      );
+    out[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
+  return out;
+}
+
+function num(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${name} must be a non-negative number; got ${JSON.stringify(value)}.`,
+    );
+  return n;
+}

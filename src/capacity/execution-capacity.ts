@@ -1,0 +1,288 @@
+import { ErrorCode, GatehouseError, isoTime } from '../core/index.js';
+import type { Clock, IdGenerator, LedgerEntries } from '../core/index.js';
+import { transitionLease } from './lease.js';
+import type { Lease, LeaseResources } from './lease.js';
+import type { LeaseStore } from './lease-store.js';
+
+/** A pool of execution capacity, from configuration. */
+export interface PoolConfig {
+  name: string;
+  cpus: number;
+  memoryBytes: number;
+  gpus: number;
+  /** Most leases at once. */
+  leases: number;
+}
+
+/** What a lease is asked for. */
+export type LeaseRequest = Omit<
+  Lease,
+  'id' | 'status' | 'createdAt' | 'expiresAt' | 'releasedAt' | 'endReason'
+> & {
+  /** How long the lease may live before the reaper ends it. */
+  ttlMs: number;
+};
+
+/** How long to wait for capacity, and who to tell that the call is queued. */
+export interface AcquireOptions {
+  budgetMs: number;
+  signal: AbortSignal;
+  /** Called once if the request has to wait. */
+  onQueued?: () => Promise<void> | void;
+}
+
+interface Waiter {
+  request: LeaseRequest;
+  resolve: (reservation: { pool: string; resources: LeaseResources }) => void;
+}
+
+/**
+ * Execution capacity (DESIGN §4): pools with totals, leases against them, and a FIFO queue in
+ * which a request waits within its budget. Leases are durable; active ones count against their
+ * pool until released or reaped, also across a restart.
+ */
+export class ExecutionCapacity {
+  private readonly active = new Map<string, Lease>();
+  private readonly queue: Waiter[] = [];
+  /** Capacity promised to waiters let in from the queue, until their leases are stored. */
+  private readonly reserved = new Set<{ pool: string; resources: LeaseResources }>();
+
+  private constructor(
+    private readonly o: { store: LeaseStore; clock: Clock; ids: IdGenerator; pools: PoolConfig[] },
+  ) {}
+
+  /** Loads the active leases, which keep their capacity until released or reaped. */
+  static async open(o: {
+    store: LeaseStore;
+    clock: Clock;
+    ids: IdGenerator;
+    pools: PoolConfig[];
+  }): Promise<ExecutionCapacity> {
+    const c = new ExecutionCapacity(o);
+    for (const lease of await o.store.active()) c.active.set(lease.id, lease);
+    return c;
+  }
+
+  /** The pools with what is used and queued now. */
+  usage(): { pool: PoolConfig; used: LeaseResources & { leases: number }; queued: number }[] {
+    return this.o.pools.map((pool) => ({
+      pool,
+      used: this.used(pool.name),
+      queued: this.queue.filter((w) => w.request.pool === pool.name).length,
+    }));
+  }
+
+  /** The active leases (for the reaper). */
+  activeLeases(): Lease[] {
+    return [...this.active.values()];
+  }
+
+  /**
+   * A lease for `request`, waiting in line within the budget when capacity is short.
+   * @throws GatehouseError CAPACITY_EXHAUSTED (transient, retryable: nothing ran) when the
+   *   budget runs out or the call is aborted while waiting; INVALID_INPUT when the request can
+   *   never fit its pool (more GPUs, CPU or memory than the pool has) or names no pool.
+   */
+  async acquire(request: LeaseRequest, options: AcquireOptions): Promise<Lease> {
+    const pool = this.o.pools.find((p) => p.name === request.pool);
+    if (!pool)
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `No execution pool named ${JSON.stringify(request.pool)}; pools: ${this.o.pools.map((p) => p.name).join(', ')}.`,
+      );
+    const never = neverFits(pool, request.resources);
+    if (never)
+      throw new GatehouseError(ErrorCode.INVALID_INPUT, never, { details: { pool: pool.name } });
+    let reservation: { pool: string; resources: LeaseResources } | undefined;
+    if (this.queue.length > 0 || !this.fits(pool, request.resources)) {
+      await options.onQueued?.();
+      reservation = await this.wait(request, pool, options);
+    }
+    const now = this.o.clock.now();
+    const lease: Lease = {
+      ...withoutTtl(request),
+      id: this.o.ids.next(),
+      status: 'active',
+      createdAt: isoTime(now),
+      expiresAt: isoTime(now + request.ttlMs),
+      releasedAt: null,
+      endReason: null,
+    };
+    this.active.set(lease.id, lease);
+    if (reservation) this.reserved.delete(reservation);
+    try {
+      await this.o.store.insert(
+        lease,
+        this.ledger(lease, 'lease.granted', 'system', {
+          resources: lease.resources,
+          timeoutMs: lease.timeoutMs,
+          egressAllow: lease.egressAllow,
+          expiresAt: lease.expiresAt,
+        }),
+      );
+    } catch (err) {
+      this.active.delete(lease.id);
+      this.wake();
+      throw err;
+    }
+    return lease;
+  }
+
+  /** Ends a lease its holder is done with. Safe to repeat. */
+  release(lease: Lease, reason: string): Promise<void> {
+    return this.end(lease, 'released', reason, 'lease.released');
+  }
+
+  /** Ends a lease the reaper found orphaned or expired. Safe to repeat. */
+  reap(lease: Lease, reason: string): Promise<void> {
+    return this.end(lease, 'reaped', reason, 'lease.reaped');
+  }
+
+  /** Extends a shared (attempt) lease while its calls keep using it. */
+  async touch(lease: Lease, ttlMs: number): Promise<Lease> {
+    const current = this.active.get(lease.id);
+    if (!current) return lease;
+    const extended = { ...current, expiresAt: isoTime(this.o.clock.now() + ttlMs) };
+    this.active.set(lease.id, extended);
+    await this.o.store.update(extended, { audit: [], events: [] });
+    return extended;
+  }
+
+  private async end(
+    lease: Lease,
+    to: 'released' | 'reaped',
+    reason: string,
+    type: string,
+  ): Promise<void> {
+    const current = this.active.get(lease.id);
+    if (!current) return;
+    const ended: Lease = {
+      ...current,
+      status: transitionLease(current.status, to),
+      releasedAt: isoTime(this.o.clock.now()),
+      endReason: reason,
+    };
+    await this.o.store.update(
+      ended,
+      this.ledger(ended, type, to === 'reaped' ? 'reaper' : 'system', { reason }),
+    );
+    this.active.delete(lease.id);
+    this.wake();
+  }
+
+  private ledger(
+    lease: Lease,
+    type: string,
+    actor: string,
+    data: Record<string, unknown>,
+  ): LedgerEntries {
+    return {
+      audit: [
+        {
+          tenant: lease.tenant,
+          type,
+          subject: `lease/${lease.id}`,
+          at: isoTime(this.o.clock.now()),
+          actor,
+          data: { leaseId: lease.id, holder: lease.holder, pool: lease.pool, ...data },
+        },
+      ],
+      events: [],
+    };
+  }
+
+  private used(pool: string): LeaseResources & { leases: number } {
+    const used = { cpus: 0, memoryBytes: 0, gpus: 0, pids: 0, leases: 0 };
+    for (const l of [...this.active.values(), ...this.reserved]) {
+      if (l.pool !== pool) continue;
+      used.cpus += l.resources.cpus;
+      used.memoryBytes += l.resources.memoryBytes;
+      used.gpus += l.resources.gpus;
+      used.pids += l.resources.pids;
+      used.leases += 1;
+    }
+    return used;
+  }
+
+  private fits(pool: PoolConfig, r: LeaseResources): boolean {
+    const u = this.used(pool.name);
+    return (
+      u.leases < pool.leases &&
+      u.cpus + r.cpus <= pool.cpus + 1e-9 &&
+      u.memoryBytes + r.memoryBytes <= pool.memoryBytes &&
+      u.gpus + r.gpus <= pool.gpus
+    );
+  }
+
+  private wait(
+    request: LeaseRequest,
+    pool: PoolConfig,
+    o: AcquireOptions,
+  ): Promise<{ pool: string; resources: LeaseResources }> {
+    return new Promise((resolve, reject) => {
+      let reservation: { pool: string; resources: LeaseResources } | undefined;
+      const waiter: Waiter = {
+        request,
+        resolve: (r) => {
+          reservation = r;
+          finish(null);
+        },
+      };
+      const finish = (err: GatehouseError | null) => {
+        clearTimeout(timer);
+        o.signal.removeEventListener('abort', onAbort);
+        const i = this.queue.indexOf(waiter);
+        if (i >= 0) this.queue.splice(i, 1);
+        if (err) {
+          reject(err);
+          this.wake();
+        } else resolve(reservation!);
+      };
+      const exhausted = (why: string) =>
+        new GatehouseError(
+          ErrorCode.CAPACITY_EXHAUSTED,
+          `No capacity in pool ${pool.name} ${why}; nothing ran — retry later.`,
+          { details: { pool: pool.name, budgetMs: o.budgetMs, retryable: true } },
+        );
+      const timer = setTimeout(
+        () => finish(exhausted(`within the ${o.budgetMs} ms queue budget`)),
+        o.budgetMs,
+      );
+      const onAbort = () => finish(exhausted('before the call was aborted'));
+      o.signal.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(waiter);
+      this.wake();
+    });
+  }
+
+  /** Lets the head of the queue in if it fits (FIFO: a large request is not overtaken). */
+  private wake(): void {
+    const head = this.queue[0];
+    if (!head) return;
+    const pool = this.o.pools.find((p) => p.name === head.request.pool)!;
+    if (this.fits(pool, head.request.resources)) {
+      this.queue.shift();
+      const reservation = { pool: pool.name, resources: head.request.resources };
+      this.reserved.add(reservation);
+      head.resolve(reservation);
+      this.wake();
+    }
+  }
+}
+
+function withoutTtl(r: LeaseRequest): Omit<LeaseRequest, 'ttlMs'> {
+  const { ttlMs: _ttl, ...rest } = r;
+  return rest;
+}
+
+function neverFits(pool: PoolConfig, r: LeaseResources): string | null {
+  if (r.gpus > 0 && pool.gpus === 0)
+    return `This call asks for ${r.gpus} GPU(s), but pool ${pool.name} has no GPUs on this machine; run it where GPUs are configured.`;
+  if (r.gpus > pool.gpus)
+    return `This call asks for ${r.gpus} GPUs; pool ${pool.name} has ${pool.gpus}.`;
+  if (r.cpus > pool.cpus)
+    return `This call asks for ${r.cpus} CPUs; pool ${pool.name} has ${pool.cpus}.`;
+  if (r.memoryBytes > pool.memoryBytes)
+    return `This call asks for ${r.memoryBytes} bytes of memory; pool ${pool.name} has ${pool.memoryBytes}.`;
+  return null;
+}

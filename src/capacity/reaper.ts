@@ -1,0 +1,83 @@
+import { isoTime } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import type { ExecutionCapacity } from './execution-capacity.js';
+import type { Lease } from './lease.js';
+
+/** What the reaper needs beyond capacity: how to tell a lease is orphaned, and how to clean up. */
+export interface ReaperOptions {
+  capacity: ExecutionCapacity;
+  clock: Clock;
+  /** True when the lease's holder is done (its invocation decided, or gone). */
+  holderDone: (lease: Lease) => Promise<boolean>;
+  /** True while a call of this process is using the lease. */
+  inUse: (lease: Lease) => boolean;
+  /** Kills what still runs under the lease and removes its cgroups and workspace. */
+  cleanUp: (leaseId: string) => Promise<void>;
+  /** Ids of workspaces on disk, so ones without an active lease are removed too. */
+  workspaces: () => Promise<string[]>;
+  removeWorkspace: (leaseId: string) => Promise<void>;
+  /** Anything else to sweep on each pass (expired credential leases). */
+  onPass?: () => Promise<unknown>;
+  /** How often to run (default 30 s). */
+  intervalMs?: number;
+}
+
+/**
+ * The reaper (DESIGN §4): releases the leases of decided invocations and expired leases, kills
+ * what they still run, removes their cgroups and workspaces — at start (orphans of a crash) and
+ * then periodically. Each reaped lease is an audit record.
+ */
+export class Reaper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<string[]> | undefined;
+
+  constructor(private readonly o: ReaperOptions) {}
+
+  /** One pass. Concurrent calls share the pass in progress. @returns the lease ids reaped. */
+  runOnce(): Promise<string[]> {
+    this.running ??= this.pass().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(): Promise<string[]> {
+    const now = this.o.clock.now();
+    const reaped: string[] = [];
+    for (const lease of this.o.capacity.activeLeases()) {
+      if (this.o.inUse(lease)) continue;
+      const expired = Date.parse(lease.expiresAt) <= now;
+      const done = !expired && (await this.o.holderDone(lease));
+      if (!expired && !done) continue;
+      await this.o.cleanUp(lease.id);
+      await this.o.capacity.reap(
+        lease,
+        expired
+          ? `expired at ${lease.expiresAt}; reaped at ${isoTime(now)}`
+          : `its holder ${lease.holder} is done; reaped at ${isoTime(now)}`,
+      );
+      reaped.push(lease.id);
+    }
+    await this.o.onPass?.();
+    const live = new Set(this.o.capacity.activeLeases().map((l) => l.id));
+    for (const id of await this.o.workspaces()) {
+      if (!live.has(id)) await this.o.removeWorkspace(id);
+    }
+    return reaped;
+  }
+
+  /** Runs a pass now and then every interval. */
+  async start(): Promise<string[]> {
+    const first = await this.runOnce();
+    this.timer = setInterval(
+      () => void this.runOnce().catch(() => undefined),
+      this.o.intervalMs ?? 30_000,
+    );
+    this.timer.unref();
+    return first;
+  }
+
+  /** Stops the periodic passes. Safe to call twice. */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,152 @@
+import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import type { Sandbox } from '../../sandbox/index.js';
+import type { ToolDescriptor } from '../../tools/index.js';
+import { fillTemplate } from './argv-template.js';
+
+/** The execution config of a `shell` descriptor. */
+export interface ShellExecution {
+  /** Program and arguments; `{/pointer}` in an element is filled from the input. */
+  argv: string[];
+  /** Template of standard input, if any. */
+  stdin?: string;
+  /** Fixed environment variables (credentials come from the broker). */
+  env?: Record<string, string>;
+  /** Exit codes that mean "failed, and nothing took effect". 0 is success. */
+  failureExitCodes?: number[];
+}
+
+function config(d: ToolDescriptor): ShellExecution {
+  return d.execution as unknown as ShellExecution;
+}
+
+/**
+ * Runs `shell` descriptors in the call's sandbox lease. Exit 0 is observed; a declared failure
+ * code is failed (before effect); a call of a class that can change things that is killed
+ * (timeout, limits, abort) or exits with an undeclared code after it started is uncertain.
+ */
+export class ShellExecutor implements Executor {
+  /** Without a sandbox (this machine cannot run one) descriptors validate but calls fail before effect. */
+  constructor(private readonly sandbox?: Sandbox) {}
+
+  check(d: ToolDescriptor): string | null {
+    const c = config(d);
+    if (
+      !Array.isArray(c.argv) ||
+      c.argv.length === 0 ||
+      !c.argv.every((a) => typeof a === 'string')
+    ) {
+      return 'a shell tool needs execution.argv, a non-empty list of strings';
+    }
+    if (c.stdin !== undefined && typeof c.stdin !== 'string')
+      return 'execution.stdin must be a string template';
+    if (
+      c.env !== undefined &&
+      (typeof c.env !== 'object' || !Object.values(c.env).every((v) => typeof v === 'string'))
+    ) {
+      return 'execution.env must map names to strings';
+    }
+    if (
+      c.failureExitCodes !== undefined &&
+      !(
+        Array.isArray(c.failureExitCodes) &&
+        c.failureExitCodes.every((n) => Number.isInteger(n) && n > 0 && n < 256)
+      )
+    ) {
+      return 'execution.failureExitCodes must be integers from 1 to 255';
+    }
+    return null;
+  }
+
+  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+    const lease = req.lease;
+    const sandbox = this.sandbox;
+    if (!sandbox)
+      return {
+        status: 'failed',
+        code: 'SANDBOX_UNAVAILABLE',
+        message: 'this gateway has no sandbox; nothing ran',
+      };
+    if (!lease)
+      return {
+        status: 'failed',
+        code: 'NO_LEASE',
+        message: 'a shell tool runs only in a sandbox lease, and none was granted',
+      };
+    const c = config(req.descriptor);
+    let argv: string[];
+    let stdin: string | undefined;
+    try {
+      argv = c.argv.map((a) => fillTemplate(a, req.input));
+      stdin = c.stdin === undefined ? undefined : fillTemplate(c.stdin, req.input);
+    } catch (err) {
+      return { status: 'failed', code: 'TEMPLATE', message: (err as Error).message };
+    }
+    const stdout = req.capture();
+    const stderr = req.capture();
+    const result = await sandbox.run({
+      id: lease.id,
+      argv,
+      env: {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        HOME: '/workspace',
+        LANG: 'C.UTF-8',
+        ...c.env,
+        ...lease.env,
+      },
+      workspace: lease.workspace,
+      readOnlyMounts: lease.readOnlyMounts,
+      files: lease.files,
+      ...(stdin !== undefined ? { stdin } : {}),
+      limits: lease.limits,
+      egressSocket: lease.egressSocket,
+      onStdout: (chunk: Buffer) => stdout.write(chunk),
+      onStderr: (chunk: Buffer) => stderr.write(chunk),
+      signal: req.signal,
+    });
+    const out = await stdout.end();
+    const err = await stderr.end();
+    const output = {
+      exitCode: result.exitCode,
+      stdout: out.text,
+      stderr: err.text,
+      ...(out.truncated ? { stdoutTruncated: { bytes: out.bytes, artifact: out.artifact } } : {}),
+      ...(err.truncated ? { stderrTruncated: { bytes: err.bytes, artifact: err.artifact } } : {}),
+      usage: result.usage,
+      durationMs: result.durationMs,
+    };
+    const canHaveEffect = req.effectiveClass !== 'read';
+    if (!result.started)
+      return {
+        status: 'failed',
+        code: 'SANDBOX_SETUP',
+        message: `the sandbox could not start the tool: ${err.text.slice(0, 500)}`,
+      };
+    if (result.killed !== null) {
+      const code =
+        result.killed === 'timeout'
+          ? 'TIMEOUT'
+          : result.killed === 'abort'
+            ? abortCode(req.signal)
+            : `LIMIT_${result.killed.toUpperCase()}`;
+      const message = `the tool was killed (${result.killed}${result.killed === 'timeout' ? ` after ${lease.limits.timeoutMs} ms` : ''}) while running`;
+      return canHaveEffect
+        ? { status: 'uncertain', code, message, output }
+        : { status: 'failed', code, message, output };
+    }
+    if (result.exitCode === 0) return { status: 'observed', output };
+    const declared = (c.failureExitCodes ?? []).includes(result.exitCode ?? -1);
+    const message = `the tool exited with code ${result.exitCode ?? result.signal}${declared ? ', which its descriptor declares a failure before any effect' : ''}`;
+    if (declared || !canHaveEffect) return { status: 'failed', code: 'EXIT_CODE', message, output };
+    return {
+      status: 'uncertain',
+      code: 'EXIT_CODE',
+      message: `${message}; the descriptor does not declare it, so an effect may have happened`,
+      output,
+    };
+  }
+}
+
+function abortCode(signal: AbortSignal): string {
+  const code = (signal.reason as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'ABORTED';
+}

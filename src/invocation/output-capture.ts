@@ -1,0 +1,90 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
+
+/** A redactor over a stream of text; holds back a bounded tail to catch split secrets. */
+export interface StreamRedaction {
+  push(chunk: string): string;
+  end(): string;
+  /** What was removed so far (kinds and counts). */
+  removals(): { kind: string; encoding?: string; count: number }[];
+}
+
+/** One captured stream: bounded, already redacted text, and the whole stream as an artifact. */
+export interface CapturedStream {
+  text: string;
+  /** Bytes the (redacted) stream had in all. */
+  bytes: number;
+  truncated: boolean;
+  /** SHA-256 of the artifact holding the whole redacted stream, when it was cut. */
+  artifact?: string;
+}
+
+/**
+ * Captures one output stream of a tool: every chunk is redacted first, the first `maxBytes` are
+ * kept in memory, and everything is spooled to an artifact so a cut output stays whole on disk.
+ * Memory stays bounded however much the tool writes.
+ */
+export class OutputCapture {
+  private readonly decoder = new StringDecoder('utf8');
+  private kept = '';
+  private keptBytes = 0;
+  private bytes = 0;
+  private writer: ArtifactWriter | undefined;
+
+  constructor(
+    private readonly artifacts: ArtifactStore,
+    private readonly redaction: StreamRedaction,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Takes one chunk as the tool wrote it. */
+  write(chunk: Buffer): void {
+    this.take(this.redaction.push(this.decoder.write(chunk)));
+  }
+
+  /** Flushes and returns what was captured. */
+  async end(): Promise<CapturedStream> {
+    this.take(this.redaction.push(this.decoder.end()) + this.redaction.end());
+    const truncated = this.bytes > this.keptBytes;
+    if (!truncated) {
+      await this.writer?.abort();
+      return { text: this.kept, bytes: this.bytes, truncated: false };
+    }
+    const artifact = await this.writer!.finish();
+    return { text: this.kept, bytes: this.bytes, truncated: true, artifact };
+  }
+
+  /** What the redaction removed from this stream. */
+  removals(): { kind: string; encoding?: string; count: number }[] {
+    return this.redaction.removals();
+  }
+
+  /** Drops the spool (the call failed before its output mattered). */
+  async abort(): Promise<void> {
+    await this.writer?.abort();
+  }
+
+  private take(text: string): void {
+    if (text === '') return;
+    const buf = Buffer.from(text, 'utf8');
+    this.bytes += buf.length;
+    const room = this.maxBytes - this.keptBytes;
+    if (this.writer === undefined && buf.length <= room) {
+      this.kept += text;
+      this.keptBytes += buf.length;
+      return;
+    }
+    // The stream outgrew the bound: spool all of it (what was kept, then the rest) to an artifact.
+    if (this.writer === undefined) {
+      this.writer = this.artifacts.writer();
+      this.writer.write(Buffer.from(this.kept, 'utf8'));
+    }
+    this.writer.write(buf);
+    if (room <= 0) return;
+    this.kept += buf
+      .subarray(0, room)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
+    this.keptBytes += room;
+  }
+}

@@ -1,0 +1,215 @@
+import type { ExecutionCapacity, Lease, LeaseResources } from '../capacity/index.js';
+import type { EgressDecision, EgressProxy, Workspaces } from '../sandbox/index.js';
+import type { ExecutionLease } from './executor.js';
+
+/** Defaults for what a sandboxed call gets when its descriptor says nothing. */
+export interface SandboxDefaults {
+  pool: string;
+  resources: LeaseResources;
+  egressAllow: string[];
+  /** How long a call may wait for capacity. */
+  queueBudgetMs: number;
+  /** How long an attempt's shared lease lives after its last call. */
+  attemptTtlMs: number;
+}
+
+/** What a descriptor may ask of its sandbox (`descriptor.sandbox`). */
+export interface SandboxNeeds {
+  pool?: string;
+  cpus?: number;
+  memoryMb?: number;
+  gpus?: number;
+  pids?: number;
+  egress?: string[];
+  readOnlyMounts?: { host: string; sandbox: string }[];
+  /** For calls of an attempt: a git worktree of a configured repository at a ref. */
+  worktree?: { repository: string; ref: string };
+}
+
+/** A lease in use by one call, and how to give it back. */
+export interface HeldLease {
+  lease: Lease;
+  execution: ExecutionLease;
+  /** Ends the call's use: closes its egress endpoint; releases a per-invocation lease. */
+  done: () => Promise<void>;
+}
+
+/** What a call asks for. */
+export interface LeaseAsk {
+  tenant: string;
+  invocationId: string;
+  runId: string | null;
+  attemptId: string | null;
+  needs: SandboxNeeds;
+  timeoutMs: number;
+  credentials: {
+    env: Record<string, string>;
+    files: { path: string; content: string; mode: number }[];
+    leases: { ref: string; scope: string; expiresAt: string }[];
+  };
+  signal: AbortSignal;
+  onQueued: () => Promise<void>;
+  onEgress: (d: EgressDecision) => void;
+}
+
+/**
+ * Leases for sandboxed calls: one per invocation (a fresh workspace), or one per attempt
+ * (`runId` + `attemptId`) shared by the attempt's calls, one call at a time, with a git worktree
+ * when the descriptor names one. Each call gets its own egress endpoint, so the decisions it
+ * records are its own.
+ */
+export class SandboxLeases {
+  private readonly attemptLocks = new Map<string, Promise<unknown>>();
+  private readonly inUse = new Set<string>();
+
+  constructor(
+    private readonly o: {
+      capacity: ExecutionCapacity;
+      workspaces: Workspaces;
+      egress: EgressProxy;
+      defaults: SandboxDefaults;
+    },
+  ) {}
+
+  /** True while a call holds the lease (the reaper leaves it alone). */
+  holds(leaseId: string): boolean {
+    return this.inUse.has(leaseId);
+  }
+
+  /**
+   * A lease for one call. @throws GatehouseError CAPACITY_EXHAUSTED (retryable, nothing ran) or
+   * INVALID_INPUT (the call can never fit, an unknown repository or ref).
+   */
+  async hold(ask: LeaseAsk): Promise<HeldLease> {
+    if (ask.runId === null || ask.attemptId === null) return this.holdForInvocation(ask);
+    const holder = `attempt/${ask.runId}/${ask.attemptId}`;
+    const key = `${ask.tenant}\u0000${holder}`;
+    // Calls of one attempt share a workspace: they take turns.
+    const previous = this.attemptLocks.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const turn = new Promise<void>((r) => (release = r));
+    this.attemptLocks.set(
+      key,
+      previous.then(() => turn),
+    );
+    await previous;
+    try {
+      let lease = this.o.capacity
+        .activeLeases()
+        .find((l) => l.tenant === ask.tenant && l.holder === holder);
+      if (lease) lease = await this.o.capacity.touch(lease, this.o.defaults.attemptTtlMs);
+      else {
+        lease = await this.acquire(ask, holder, this.o.defaults.attemptTtlMs);
+        try {
+          const w = ask.needs.worktree;
+          const ws = w
+            ? await this.o.workspaces.worktree(lease.id, w.repository, w.ref)
+            : await this.o.workspaces.fresh(lease.id);
+          lease.readOnlyMounts.push(...ws.readOnlyMounts);
+        } catch (err) {
+          await this.o.capacity.release(lease, 'its workspace could not be made');
+          throw err;
+        }
+      }
+      return await this.attach(ask, lease, async () => {
+        await this.o.capacity.touch(lease, this.o.defaults.attemptTtlMs);
+        release();
+      });
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  private async holdForInvocation(ask: LeaseAsk): Promise<HeldLease> {
+    const lease = await this.acquire(ask, `invocation/${ask.invocationId}`, ask.timeoutMs + 60_000);
+    try {
+      const w = ask.needs.worktree;
+      const ws = w
+        ? await this.o.workspaces.worktree(lease.id, w.repository, w.ref)
+        : await this.o.workspaces.fresh(lease.id);
+      lease.readOnlyMounts.push(...ws.readOnlyMounts);
+    } catch (err) {
+      await this.o.capacity.release(lease, 'its workspace could not be made');
+      throw err;
+    }
+    return this.attach(ask, lease, async () => {
+      await this.o.workspaces.remove(lease.id);
+      await this.o.capacity.release(lease, 'the call ended');
+    });
+  }
+
+  private acquire(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {
+    const d = this.o.defaults;
+    const n = ask.needs;
+    return this.o.capacity.acquire(
+      {
+        tenant: ask.tenant,
+        pool: n.pool ?? d.pool,
+        holder,
+        resources: {
+          cpus: n.cpus ?? d.resources.cpus,
+          memoryBytes:
+            n.memoryMb !== undefined ? n.memoryMb * 1024 * 1024 : d.resources.memoryBytes,
+          gpus: n.gpus ?? d.resources.gpus,
+          pids: n.pids ?? d.resources.pids,
+        },
+        timeoutMs: ask.timeoutMs,
+        readOnlyMounts: [...(n.readOnlyMounts ?? [])],
+        egressAllow: n.egress ?? d.egressAllow,
+        credentials: ask.credentials.leases.map((l) => ({
+          ref: l.ref,
+          scope: l.scope,
+          expiresAt: l.expiresAt,
+        })),
+        worktree: n.worktree ?? null,
+        ttlMs,
+      },
+      { budgetMs: d.queueBudgetMs, signal: ask.signal, onQueued: ask.onQueued },
+    );
+  }
+
+  private async attach(
+    ask: LeaseAsk,
+    lease: Lease,
+    after: () => Promise<void>,
+  ): Promise<HeldLease> {
+    this.inUse.add(lease.id);
+    let endpoint: Awaited<ReturnType<EgressProxy['open']>> | undefined;
+    try {
+      // One endpoint per call (its decisions are its own); a short id keeps the socket path short.
+      endpoint = await this.o.egress.open(
+        ask.invocationId.replace(/-/g, ''),
+        lease.egressAllow,
+        ask.onEgress,
+      );
+    } catch (err) {
+      this.inUse.delete(lease.id);
+      await after();
+      throw err;
+    }
+    const execution: ExecutionLease = {
+      id: lease.id,
+      workspace: this.o.workspaces.pathFor(lease.id),
+      readOnlyMounts: lease.readOnlyMounts,
+      limits: {
+        memoryBytes: lease.resources.memoryBytes,
+        cpus: lease.resources.cpus,
+        pids: lease.resources.pids,
+        timeoutMs: ask.timeoutMs,
+      },
+      egressSocket: endpoint.socketPath,
+      env: ask.credentials.env,
+      files: ask.credentials.files,
+    };
+    return {
+      lease,
+      execution,
+      done: async () => {
+        this.inUse.delete(lease.id);
+        await endpoint.close();
+        await after();
+      },
+    };
+  }
+}

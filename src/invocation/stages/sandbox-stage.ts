@@ -1,0 +1,81 @@
+import { isGatehouseError } from '../../core/index.js';
+import type { PipelineContext } from '../pipeline-context.js';
+import type { SandboxLeases, SandboxNeeds } from '../sandbox-leases.js';
+import type { StageResult } from '../stage.js';
+
+/** Kinds whose tools run in the gateway process itself and need no lease. */
+const IN_PROCESS = new Set(['native']);
+
+/**
+ * Stage 7: a lease of execution capacity with its limits, workspace and egress allow-list.
+ * When capacity is short the call waits (`queued`) within its budget, then fails as a transient,
+ * retryable failure before any effect.
+ */
+export async function sandboxStage(
+  ctx: PipelineContext,
+  leases: SandboxLeases | undefined,
+  timeoutMs: number,
+): Promise<StageResult> {
+  const d = ctx.tool!.stored.descriptor;
+  if (IN_PROCESS.has(d.kind))
+    return {
+      outcome: 'continue',
+      decision: 'not-required',
+      reason: `no lease required: ${d.kind} tools run in the gateway process`,
+    };
+  if (!leases)
+    return {
+      outcome: 'fail',
+      code: 'SANDBOX_UNAVAILABLE',
+      reason: `${d.kind} tools run in a sandbox, and this gateway has none (see /readyz); nothing ran.`,
+    };
+  const { record } = ctx;
+  try {
+    const held = await leases.hold({
+      tenant: record.tenant,
+      invocationId: record.id,
+      runId: record.runId,
+      attemptId: record.attemptId,
+      needs: (d.sandbox ?? {}) as SandboxNeeds,
+      timeoutMs,
+      credentials: ctx.credentials ?? { env: {}, files: [], leases: [] },
+      signal: ctx.controller.signal,
+      onQueued: () => ctx.markQueued(),
+      onEgress: (decision) => record.egress.push(decision),
+    });
+    ctx.held = held;
+    ctx.cleanup.push(() => held.done());
+    const l = held.lease;
+    record.lease = {
+      id: l.id,
+      pool: l.pool,
+      holder: l.holder,
+      resources: l.resources,
+      timeoutMs,
+      readOnlyMounts: l.readOnlyMounts.map((m) => m.sandbox),
+      egressAllow: l.egressAllow,
+      credentials: (ctx.credentials?.leases ?? []).map((c) => ({
+        id: c.id,
+        ref: c.ref,
+        scope: c.scope,
+        expiresAt: c.expiresAt,
+      })),
+      worktree: l.worktree,
+    };
+    const mib = Math.round(l.resources.memoryBytes / 1024 / 1024);
+    return {
+      outcome: 'continue',
+      reason: `lease ${l.id} in pool ${l.pool}: ${l.resources.cpus} CPU, ${mib} MiB, ${l.resources.pids} pids, ${l.resources.gpus} GPU, timeout ${timeoutMs} ms; egress only to ${l.egressAllow.join(', ') || 'nowhere'}`,
+      details: { lease: record.lease },
+    };
+  } catch (err) {
+    if (isGatehouseError(err))
+      return {
+        outcome: 'fail',
+        code: err.code,
+        reason: err.message,
+        ...(Object.keys(err.details).length > 0 ? { details: err.details } : {}),
+      };
+    throw err;
+  }
+}

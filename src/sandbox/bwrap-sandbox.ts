@@ -1,0 +1,335 @@
+import { access, chown, lstat, mkdir, mkdtemp, readlink, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
+import { bareBwrapArgs, runBwrapArgs } from './bwrap-args.js';
+import type { HostLayout } from './bwrap-args.js';
+import { checkSpec } from './check-spec.js';
+import type { Cgroups, HostUser, RunCgroup } from './cgroups.js';
+import { DEFAULT_CGROUP_PARENT, detectCgroups } from './detect-cgroups.js';
+import type { Sandbox, SandboxResult, SandboxSpec } from './sandbox.js';
+import { compileSeccompFilter } from './seccomp-filter.js';
+import { SpawnerClient } from './spawner-client.js';
+import type { SpawnRequest } from './spawner-protocol.js';
+import { superviseRun } from './supervise-run.js';
+
+/** Options of {@link BwrapSandbox.start}. */
+export interface BwrapSandboxOptions {
+  /** A directory of the gateway's for the compiled seccomp filter (and, from sources, the spawner). */
+  stateDir: string;
+  /** Where the cgroup hierarchies are mounted. Default `/sys/fs/cgroup`. */
+  cgroupRoot?: string;
+  /**
+   * The directory under each hierarchy that holds this gateway's run cgroups, and the only one
+   * reapOrphans() empties. Two gateways on one machine need different ones. Default `gatehouse`.
+   */
+  cgroupParent?: string;
+  /**
+   * The host user sandboxes run as when the gateway runs as root (default 65534:65534, `nobody`).
+   * Never root: a sandbox whose user maps to host root could write /proc/sys and
+   * /proc/sysrq-trigger. Workspaces must be writable, and mounts readable, by this user.
+   */
+  sandboxUser?: HostUser;
+  /** Default `/usr/bin/bwrap`. */
+  bwrapPath?: string;
+  /** RLIMIT_FSIZE of sandboxed programs. Default 4 GiB. */
+  maxFileBytes?: number;
+}
+
+/** A bubblewrap command line for benchmarks: the same flags as a run, without spawner or cgroup. */
+export interface BareCommand {
+  file: string;
+  args: string[];
+  /** Give this file as descriptor 3 (the seccomp filter). */
+  seccompPath: string;
+  /** Spawn as this user (null: as the gateway's). */
+  user: HostUser | null;
+}
+
+const SOCAT = '/usr/bin/socat';
+const SETPRIV = '/usr/bin/setpriv';
+/**
+ * Host side, before bubblewrap: no core dumps, bounded file size, then the shell joins each of
+ * the run's cgroups (so bubblewrap and all it forks are inside from the start) and execs the rest.
+ */
+const JOIN_CGROUPS =
+  'ulimit -c 0 && ulimit -f "$1" || exit 125; shift; ' +
+  'while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"';
+
+/**
+ * The Linux sandbox (DESIGN §4): bubblewrap namespaces, a seccomp filter, cgroup limits. Spawns go
+ * through a small helper process (spawner-main.ts), not the gateway's own large one.
+ */
+export class BwrapSandbox implements Sandbox {
+  private readonly active = new Map<string, Promise<unknown>>();
+  private checked: Promise<string | null> | null = null;
+  private closing: Promise<void> | null = null;
+
+  private constructor(
+    private readonly bwrap: string,
+    private readonly cgroups: Cgroups | null,
+    private readonly owner: HostUser | null,
+    /** The compiled seccomp filter ('' when it did not compile). */
+    readonly seccompPath: string,
+    private readonly unusable: string | null,
+    private readonly layout: HostLayout,
+    private readonly spawner: SpawnerClient,
+    private readonly maxFileBytes: number,
+  ) {}
+
+  /**
+   * Prepares the sandbox: finds the cgroups, compiles the seccomp filter, starts the spawner.
+   * A machine that cannot run sandboxes does not make this throw: check() says why.
+   * @throws when the state directory cannot be made or the spawner does not start.
+   */
+  static async start(options: BwrapSandboxOptions): Promise<BwrapSandbox> {
+    await mkdir(options.stateDir, { recursive: true, mode: 0o700 });
+    const bwrap = options.bwrapPath ?? '/usr/bin/bwrap';
+    const reasons: string[] = [];
+    if (!(await exists(bwrap))) reasons.push(`${bwrap} is missing (apt-get install bubblewrap)`);
+    const found = await detectCgroups(
+      options.cgroupRoot ?? '/sys/fs/cgroup',
+      options.cgroupParent ?? DEFAULT_CGROUP_PARENT,
+    );
+    if (typeof found === 'string') reasons.push(found);
+    let seccompPath = '';
+    try {
+      seccompPath = await compileSeccompFilter(options.stateDir);
+    } catch (err) {
+      reasons.push(
+        `the seccomp filter does not compile (apt-get install python3-seccomp): ${gist(err)}`,
+      );
+    }
+    const owner =
+      process.getuid?.() === 0 ? (options.sandboxUser ?? { uid: 65534, gid: 65534 }) : null;
+    if (owner?.uid === 0) throw new IllegalStateError('sandboxUser must not be root');
+    const spawner = new SpawnerClient(options.stateDir);
+    await spawner.start();
+    return new BwrapSandbox(
+      bwrap,
+      typeof found === 'string' ? null : found,
+      owner,
+      seccompPath,
+      reasons.length > 0 ? `${reasons.join('; ')}.` : null,
+      await hostLayout(),
+      spawner,
+      options.maxFileBytes ?? 4 * 2 ** 30,
+    );
+  }
+
+  /** Null when sandboxes run here; else why not. Runs `true` in a sandbox once to be sure. */
+  check(): Promise<string | null> {
+    this.checked ??= this.probe();
+    return this.checked;
+  }
+
+  async run(spec: SandboxSpec): Promise<SandboxResult> {
+    if (this.closing !== null) throw new IllegalStateError('BwrapSandbox.run() after close()');
+    checkSpec(spec);
+    const why = await this.check();
+    if (why !== null) {
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `Sandboxes cannot run on this machine: ${why}`,
+      );
+    }
+    if (spec.egressSocket !== null && !(await exists(SOCAT))) {
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `Egress needs ${SOCAT} (apt-get install socat).`,
+      );
+    }
+    return this.execute(spec);
+  }
+
+  async reapOrphans(): Promise<string[]> {
+    if (this.cgroups === null) return [];
+    const reaped: string[] = [];
+    const failed: string[] = [];
+    for (const id of await this.cgroups.list()) {
+      if (this.active.has(id)) continue;
+      const cgroup = this.cgroups.existing(id);
+      try {
+        await cgroup.killAll();
+        await cgroup.remove();
+        reaped.push(id);
+      } catch (err) {
+        failed.push(`${id}: ${gist(err)}`);
+      }
+    }
+    if (failed.length > 0) {
+      throw new GatehouseError(
+        ErrorCode.INTERNAL,
+        `Could not reap sandbox cgroups: ${failed.join('; ')}`,
+        {
+          details: { reaped },
+        },
+      );
+    }
+    return reaped;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await this.spawner.close();
+      await Promise.allSettled(this.active.values());
+    })();
+    return this.closing;
+  }
+
+  /** The same bubblewrap flags as run() would use for `spec`, for spawning bwrap directly. */
+  bareCommand(spec: Omit<SandboxSpec, 'files'>): BareCommand {
+    return {
+      file: this.bwrap,
+      args: bareBwrapArgs(spec, this.layout),
+      seccompPath: this.seccompPath,
+      user: this.owner,
+    };
+  }
+
+  private async execute(spec: SandboxSpec): Promise<SandboxResult> {
+    if (spec.signal.aborted) {
+      return {
+        exitCode: null,
+        signal: null,
+        started: false,
+        killed: 'abort',
+        durationMs: 0,
+        usage: { maxMemoryBytes: null, cpuMs: null },
+      };
+    }
+    if (this.active.has(spec.id)) {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `A sandbox run with id ${spec.id} is in progress.`,
+      );
+    }
+    let settle!: () => void;
+    this.active.set(spec.id, new Promise<void>((resolve) => (settle = resolve)));
+    try {
+      const cgroups = this.cgroups!;
+      let cgroup: RunCgroup;
+      try {
+        cgroup = await cgroups.create(
+          spec.id,
+          spec.limits,
+          cgroups.ownerCanJoin ? this.owner : null,
+        );
+      } catch (err) {
+        throw new GatehouseError(
+          ErrorCode.UNAVAILABLE,
+          `Cannot make the cgroup of sandbox run ${spec.id} (${gist(err)}); if a crashed run left it, reapOrphans() removes it.`,
+          { cause: err },
+        );
+      }
+      if (spec.egressSocket !== null && this.owner !== null) {
+        // The sandbox user must be able to connect; a missing socket fails bubblewrap's setup.
+        await chown(spec.egressSocket, this.owner.uid, this.owner.gid).catch(() => undefined);
+      }
+      return await superviseRun(spec, cgroup, this.spawner, this.request(spec, cgroup, cgroups));
+    } finally {
+      this.active.delete(spec.id);
+      settle();
+    }
+  }
+
+  private request(spec: SandboxSpec, cgroup: RunCgroup, cgroups: Cgroups): SpawnRequest {
+    const joinAsOwner = this.owner !== null && cgroups.ownerCanJoin;
+    const dropTo =
+      this.owner !== null && !joinAsOwner
+        ? [
+            SETPRIV,
+            `--reuid=${this.owner.uid}`,
+            `--regid=${this.owner.gid}`,
+            '--clear-groups',
+            '--',
+          ]
+        : [];
+    return {
+      type: 'spawn',
+      key: spec.id,
+      file: '/bin/sh',
+      args: [
+        '-c',
+        JOIN_CGROUPS,
+        'gatehouse-sandbox',
+        String(Math.ceil(this.maxFileBytes / 512)),
+        ...cgroup.procsFiles,
+        '--',
+        ...dropTo,
+        this.bwrap,
+        ...runBwrapArgs(spec, this.layout),
+      ],
+      uid: joinAsOwner ? this.owner!.uid : null,
+      gid: joinAsOwner ? this.owner!.gid : null,
+      seccompPath: this.seccompPath,
+      files: (spec.files ?? []).map((f) =>
+        typeof f.content === 'string' ? Buffer.from(f.content) : f.content,
+      ),
+      stdin:
+        spec.stdin === undefined
+          ? null
+          : typeof spec.stdin === 'string'
+            ? Buffer.from(spec.stdin)
+            : spec.stdin,
+    };
+  }
+
+  private async probe(): Promise<string | null> {
+    if (this.unusable !== null) return this.unusable;
+    const workspace = await mkdtemp(join(tmpdir(), 'gatehouse-check-'));
+    try {
+      if (this.owner !== null) await chown(workspace, this.owner.uid, this.owner.gid);
+      let stderr = '';
+      const result = await this.execute({
+        id: `gatehouse-check-${process.pid}-${Date.now()}`,
+        argv: ['true'],
+        env: {},
+        workspace,
+        readOnlyMounts: [],
+        limits: { memoryBytes: 64 * 2 ** 20, cpus: 1, pids: 16, timeoutMs: 10_000 },
+        egressSocket: null,
+        onStdout: () => {},
+        onStderr: (chunk) => (stderr += chunk.toString()),
+        signal: new AbortController().signal,
+      });
+      if (result.started && result.exitCode === 0) return null;
+      return `bubblewrap cannot start a sandbox here (exit ${result.exitCode ?? result.signal}): ${stderr.trim() || 'no message'}`;
+    } catch (err) {
+      return `a test sandbox failed: ${gist(err)}`;
+    } finally {
+      await rm(workspace, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Whether /bin, /sbin, /lib… are symlinks into /usr (merged /usr) or directories. */
+async function hostLayout(): Promise<HostLayout> {
+  const topLinks: Record<string, string | null> = {};
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    try {
+      const stat = await lstat(`/${name}`);
+      if (stat.isSymbolicLink()) topLinks[name] = await readlink(`/${name}`);
+      else if (stat.isDirectory()) topLinks[name] = null;
+    } catch {
+      // Absent on this host.
+    }
+  }
+  return { topLinks };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The telling line of an error: the last of its stderr (a python traceback) or message. */
+function gist(err: unknown): string {
+  const text =
+    err instanceof Error ? (err as { stderr?: string }).stderr || err.message : String(err);
+  return text.trim().split('\n').slice(-1)[0] ?? '';
+}

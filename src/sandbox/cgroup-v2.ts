@@ -1,0 +1,121 @@
+import { access } from 'node:fs/promises';
+import {
+  keyedValue,
+  killUntilEmpty,
+  makeRunDir,
+  readOptional,
+  removeDirs,
+  subdirs,
+  writeControl,
+} from './cgroups.js';
+import type { Cgroups, RunCgroup } from './cgroups.js';
+import type { SandboxLimits } from './sandbox.js';
+
+const CPU_PERIOD_US = 100_000;
+
+/**
+ * cgroup v2: one unified tree; a run gets `<base>/<parent>/<id>`, with the memory, cpu and pids
+ * controllers enabled for the children of `<base>` and of `<base>/<parent>`. Killing uses
+ * `cgroup.kill` (Linux 5.14+), then SIGKILL passes until the cgroup is empty.
+ */
+export class CgroupV2 implements Cgroups {
+  readonly description: string;
+  readonly ownerCanJoin = false;
+  readonly canRename = false;
+
+  constructor(
+    private readonly base: string,
+    private readonly parent: string,
+  ) {
+    this.description = `cgroup v2 at ${base}`;
+  }
+
+  async create(id: string): Promise<RunCgroup> {
+    await enableControllers(this.base);
+    const dir = await makeRunDir(this.base, this.parent, id);
+    try {
+      await enableControllers(`${this.base}/${this.parent}`);
+      return this.existing(id);
+    } catch (err) {
+      await removeDirs([dir]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  existing(id: string): RunCgroup {
+    return new RunCgroupV2(id, `${this.base}/${this.parent}/${id}`);
+  }
+
+  async list(): Promise<string[]> {
+    return (await subdirs(`${this.base}/${this.parent}`)).sort();
+  }
+}
+
+class RunCgroupV2 implements RunCgroup {
+  readonly procsFiles: string[];
+
+  constructor(
+    readonly id: string,
+    private readonly dir: string,
+  ) {
+    this.procsFiles = [`${dir}/cgroup.procs`];
+  }
+
+  async setLimits(limits: SandboxLimits): Promise<void> {
+    await writeControl(`${this.dir}/memory.max`, String(limits.memoryBytes));
+    await writeControl(`${this.dir}/memory.swap.max`, '0').catch(() => undefined);
+    const quota = Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US));
+    await writeControl(`${this.dir}/cpu.max`, `${quota} ${CPU_PERIOD_US}`);
+    await writeControl(`${this.dir}/pids.max`, String(limits.pids));
+  }
+
+  renameTo(): Promise<RunCgroup> {
+    return Promise.reject(new Error('cgroup v2 directories cannot be renamed'));
+  }
+
+  async killAll(): Promise<void> {
+    await writeControl(`${this.dir}/cgroup.kill`, '1').catch(() => undefined);
+    await killUntilEmpty(this.procsFiles);
+  }
+
+  async usage(): Promise<{ maxMemoryBytes: number | null; cpuMs: number | null }> {
+    const peak = await readOptional(`${this.dir}/memory.peak`);
+    const usec = keyedValue(await readOptional(`${this.dir}/cpu.stat`), 'usage_usec');
+    return {
+      maxMemoryBytes: peak === null ? null : Number(peak),
+      cpuMs: usec === null ? null : Math.round(usec / 1000),
+    };
+  }
+
+  async limitHit(): Promise<'memory' | 'pids' | null> {
+    const oom = keyedValue(await readOptional(`${this.dir}/memory.events`), 'oom_kill');
+    if (oom !== null && oom > 0) return 'memory';
+    const max = keyedValue(await readOptional(`${this.dir}/pids.events`), 'max');
+    if (max !== null && max > 0) return 'pids';
+    return null;
+  }
+
+  async remove(): Promise<void> {
+    await removeDirs([this.dir]);
+  }
+}
+
+/** Enables memory, cpu and pids for the children of `dir`, unless they already are. */
+async function enableControllers(dir: string): Promise<void> {
+  const enabled = (await readOptional(`${dir}/cgroup.subtree_control`)) ?? '';
+  const missing = ['memory', 'cpu', 'pids'].filter((c) => !enabled.split(/\s+/).includes(c));
+  if (missing.length > 0) {
+    await writeControl(`${dir}/cgroup.subtree_control`, missing.map((c) => `+${c}`).join(' '));
+  }
+}
+
+/** True when `base` is a v2 tree whose memory, cpu and pids controllers are available. */
+export async function usableV2(base: string): Promise<boolean> {
+  try {
+    await access(`${base}/cgroup.controllers`);
+  } catch {
+    return false;
+  }
+  const available = ((await readOptional(`${base}/cgroup.controllers`)) ?? '').split(/\s+/);
+  return ['memory', 'cpu', 'pids'].every((c) => available.includes(c));
+}

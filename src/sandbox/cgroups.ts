@@ -1,0 +1,156 @@
+import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SandboxLimits } from './sandbox.js';
+
+/** A host user and group. */
+export interface HostUser {
+  uid: number;
+  gid: number;
+}
+
+/** The cgroups of one run: one directory per mounted hierarchy. */
+export interface RunCgroup {
+  readonly id: string;
+  /** The `cgroup.procs` files a process must be written to, one per hierarchy. */
+  readonly procsFiles: readonly string[];
+  /** Sets the memory (and memory + swap), CPU quota and pids limits. */
+  setLimits(limits: SandboxLimits): Promise<void>;
+  /**
+   * Renames the cgroup, processes and all, in every hierarchy (cgroup v1 only).
+   * @throws EEXIST when a cgroup of that name exists.
+   */
+  renameTo(id: string): Promise<RunCgroup>;
+  /** Kills every process in the cgroup and waits until it is empty (bounded). Safe to repeat. */
+  killAll(): Promise<void>;
+  /** Peak memory and CPU time, when the kernel reports them. */
+  usage(): Promise<{ maxMemoryBytes: number | null; cpuMs: number | null }>;
+  /** Which limit the run hit: the OOM killer struck, or a fork failed at the pids limit. */
+  limitHit(): Promise<'memory' | 'pids' | null>;
+  /** Removes the cgroup directories (their processes must be gone). Safe to repeat. */
+  remove(): Promise<void>;
+}
+
+/** A cgroup hierarchy (v1 controllers or the v2 unified tree) that holds this gateway's runs. */
+export interface Cgroups {
+  /** For messages: e.g. `cgroup v1 (memory, cpu, pids, freezer, cpuacct)`. */
+  readonly description: string;
+  /**
+   * True when a process of `owner` may move itself into a run's cgroup once create() gave it
+   * the `cgroup.procs` files (v1); false when only root can (v2's delegation rules).
+   */
+  readonly ownerCanJoin: boolean;
+  /** True when cgroups can be renamed (v1), so slots can be prepared before their run's id is known. */
+  readonly canRename: boolean;
+  /**
+   * Makes a cgroup (without limits yet); with `owner`, hands it the `cgroup.procs` files (v1),
+   * so a process of that user can join it.
+   * @throws when it exists already or cannot be made.
+   */
+  create(id: string, owner: HostUser | null): Promise<RunCgroup>;
+  /** The cgroup of `id` as it is, to reap it. */
+  existing(id: string): RunCgroup;
+  /** Ids of every run cgroup present (of this gateway's parent directory). */
+  list(): Promise<string[]>;
+}
+
+/** How long killAll() and remove() keep trying before giving up. */
+export const CGROUP_SETTLE_MS = 5_000;
+
+/** Reads a cgroup file; null when absent. */
+export async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The integer value of `key` in a flat-keyed cgroup file (`key value` lines); null if absent. */
+export function keyedValue(text: string | null, key: string): number | null {
+  if (text === null) return null;
+  for (const line of text.split('\n')) {
+    const [k, v] = line.trim().split(/\s+/);
+    if (k === key && v !== undefined) return Number(v);
+  }
+  return null;
+}
+
+/** The pids listed in `cgroup.procs` files (missing files count as empty). */
+export async function procsOf(files: readonly string[]): Promise<number[]> {
+  const pids = new Set<number>();
+  for (const file of files) {
+    const text = await readOptional(file);
+    for (const line of (text ?? '').split('\n')) if (line) pids.add(Number(line));
+  }
+  return [...pids];
+}
+
+/** SIGKILLs each pid; ones already gone are fine. */
+export function killPids(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // ESRCH: exited meanwhile.
+    }
+  }
+}
+
+/**
+ * Kills until `cgroup.procs` stays empty: new children of a process not yet killed are caught on
+ * the next pass (the pids limit bounds how many there can be).
+ */
+export async function killUntilEmpty(files: readonly string[]): Promise<void> {
+  const deadline = Date.now() + CGROUP_SETTLE_MS;
+  for (;;) {
+    const pids = await procsOf(files);
+    if (pids.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new Error(`processes ${pids.join(', ')} survive SIGKILL in ${files.join(', ')}`);
+    }
+    killPids(pids);
+    await sleep(2);
+  }
+}
+
+/** Removes directories, retrying while the kernel still reports them busy. */
+export async function removeDirs(dirs: readonly string[]): Promise<void> {
+  const deadline = Date.now() + CGROUP_SETTLE_MS;
+  for (const dir of dirs) {
+    for (;;) {
+      try {
+        await rmdir(dir);
+        break;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') break;
+        if (code !== 'EBUSY' || Date.now() > deadline) throw err;
+        await sleep(5);
+      }
+    }
+  }
+}
+
+/** Makes `<base>/<parent>` and `<base>/<parent>/<id>`; the latter must not exist. */
+export async function makeRunDir(base: string, parent: string, id: string): Promise<string> {
+  await mkdir(`${base}/${parent}`, { recursive: true });
+  const dir = `${base}/${parent}/${id}`;
+  await mkdir(dir);
+  return dir;
+}
+
+/** Names of the subdirectories of `dir` (none if it does not exist). */
+export async function subdirs(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/** Writes one value to a cgroup control file. */
+export async function writeControl(path: string, value: string): Promise<void> {
+  await writeFile(path, value);
+}

@@ -1,0 +1,25 @@
+export { BwrapSandbox } from './bwrap-sandbox.js';
+export type { BwrapSandboxOptions, BareCommand } from './bwrap-sandbox.js';
+export { SandboxKill } from './sandbox.js';
+export type { Sandbox, SandboxFile, SandboxLimits, SandboxResult, SandboxSpec } from './sandbox.js';
+export type { HostUser } from './cgroups.js';
+export {
+  DEFAULT_PATH,
+  EGRESS_PROXY_URL,
+  EGRESS_SOCKET,
+  SANDBOX_ID_INSIDE,
+  WORKSPACE,
+} from './bwrap-args.js';
+export { DEFAULT_CGROUP_PARENT } from './detect-cgroups.js';
+// Egress proxy and workspaces (written alongside; exported here so other parts reach them).
+export { EgressProxy } from './egress-proxy.js';
+export type {
+  EgressDecision,
+  EgressLease,
+  EgressLeaseOptions,
+  EgressLimits,
+  EgressProxyOptions,
+  EgressResolver,
+} from './egress-proxy.js';
+export { SANDBOX_UID, Workspaces } from './workspaces.js';
+export type { Workspace } from './workspaces.js';

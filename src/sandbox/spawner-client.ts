@@ -1,0 +1,177 @@
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type {
+  LaunchRequest,
+  PrepareRequest,
+  SpawnerEvent,
+  SpawnerRequest,
+} from './spawner-protocol.js';
+
+/** What the gateway hears of one slot's process. */
+export interface SpawnHandlers {
+  /** The slot's shell is in its cgroups, waiting for its command. */
+  warm(): void;
+  failed(message: string): void;
+  stdout(data: Buffer): void;
+  stderr(data: Buffer): void;
+  exit(code: number | null, signal: string | null): void;
+  /** Every stream closed; `status` is what was written to the status pipe. Always the last call. */
+  closed(status: string): void;
+  /** The spawner died: the slot's processes die with it (--die-with-parent). Always the last call. */
+  lost(): void;
+}
+
+/**
+ * The gateway's end of the spawner process (spawner-main.ts): forks it, sends requests, routes
+ * its events to each slot's handlers. If the spawner dies, slots in flight are told `lost` and
+ * the next request starts a new one.
+ */
+export class SpawnerClient {
+  private child: ChildProcess | null = null;
+  private starting: Promise<ChildProcess> | null = null;
+  private readonly slots = new Map<string, SpawnHandlers>();
+  private closed = false;
+
+  constructor(private readonly stateDir: string) {}
+
+  /** Starts the spawner now rather than at the first request. */
+  async start(): Promise<void> {
+    await this.ensure();
+  }
+
+  /** Spawns a slot; `handlers` hear what becomes of it. */
+  async prepare(req: PrepareRequest, handlers: SpawnHandlers): Promise<void> {
+    const child = await this.ensure();
+    this.slots.set(req.key, handlers);
+    child.send(req);
+  }
+
+  /** Starts the sandbox of a prepared slot (ignored if the slot is gone). */
+  launch(req: LaunchRequest): void {
+    this.send(req);
+  }
+
+  /** SIGKILLs the slot's process (the shell, or bubblewrap once exec'd), if it still runs. */
+  kill(key: string): void {
+    this.send({ type: 'kill', key });
+  }
+
+  /** Stops reading the slot's streams (when something outside its cgroup still holds them). */
+  release(key: string): void {
+    this.send({ type: 'release', key });
+  }
+
+  /** Stops the spawner; running sandboxes die with it. Safe to call twice. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const child = this.child ?? (await this.starting?.catch(() => null)) ?? null;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.disconnect();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private send(req: SpawnerRequest): void {
+    if (this.child?.connected) this.child.send(req);
+  }
+
+  private ensure(): Promise<ChildProcess> {
+    if (this.closed) return Promise.reject(new Error('the sandbox is closed'));
+    if (this.child !== null) return Promise.resolve(this.child);
+    this.starting ??= this.launchSpawner().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private async launchSpawner(): Promise<ChildProcess> {
+    const script = await spawnerScript(this.stateDir);
+    const child = fork(script, [], {
+      env: { PATH: '/usr/bin:/bin' },
+      execArgv: [],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      const early = (code: number | null) =>
+        reject(new Error(`the sandbox spawner exited (${code}) before it was ready`));
+      child.once('exit', early);
+      child.once('error', reject);
+      child.once('message', () => {
+        child.removeListener('exit', early);
+        resolve();
+      });
+    });
+    child.on('message', (event: SpawnerEvent) => this.dispatch(event));
+    child.once('exit', () => {
+      if (this.child === child) this.child = null;
+      const lost = [...this.slots.values()];
+      this.slots.clear();
+      for (const handlers of lost) handlers.lost();
+    });
+    this.child = child;
+    return child;
+  }
+
+  private dispatch(event: SpawnerEvent): void {
+    if (event.type === 'ready') return;
+    const handlers = this.slots.get(event.key);
+    if (handlers === undefined) return;
+    switch (event.type) {
+      case 'warm':
+        handlers.warm();
+        return;
+      case 'failed':
+        handlers.failed(event.message);
+        return;
+      case 'stdout':
+      case 'stderr':
+        handlers[event.type](asBuffer(event.data));
+        return;
+      case 'exit':
+        handlers.exit(event.code, event.signal);
+        return;
+      case 'closed':
+        this.slots.delete(event.key);
+        handlers.closed(event.status);
+        return;
+    }
+  }
+}
+
+function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/**
+ * The spawner's script: the compiled spawner-main.js beside this module; when running from the
+ * TypeScript sources (tests), the spawner's two files transpiled into `<stateDir>/spawner/`.
+ */
+async function spawnerScript(stateDir: string): Promise<string> {
+  const compiled = fileURLToPath(new URL('./spawner-main.js', import.meta.url));
+  try {
+    await access(compiled);
+    return compiled;
+  } catch {
+    // Running from sources.
+  }
+  const { default: ts } = await import('typescript');
+  const dir = join(stateDir, 'spawner');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
+  for (const name of ['spawner-main', 'spawner-protocol']) {
+    const source = await readFile(new URL(`./${name}.ts`, import.meta.url), 'utf8');
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        verbatimModuleSyntax: true,
+      },
+    });
+    await writeFile(join(dir, `${name}.js`), outputText);
+  }
+  return join(dir, 'spawner-main.js');
+}

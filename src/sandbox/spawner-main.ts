@@ -1,0 +1,144 @@
+/**
+ * The spawner: a small Node process, forked once by BwrapSandbox, that spawns the sandboxes'
+ * processes and streams their output back over IPC. Spawning from a small process is cheap (the
+ * cost of fork grows with the parent's memory, and the gateway's is large).
+ *
+ * It exits when the gateway goes (IPC disconnect) and kills its children; bubblewrap runs with
+ * --die-with-parent, so the sandboxes go with it. Imports only Node and spawner-protocol.ts.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { SPAWN_FD } from './spawner-protocol.js';
+import type {
+  LaunchRequest,
+  PrepareRequest,
+  SpawnerEvent,
+  SpawnerRequest,
+} from './spawner-protocol.js';
+
+/** Output chunks handed to IPC but not yet written, before reading pauses. */
+const MAX_UNSENT = 16;
+
+interface Slot {
+  child: ChildProcess;
+  fileCount: number;
+}
+
+const slots = new Map<string, Slot>();
+const paused = new Set<Readable>();
+let unsent = 0;
+
+function send(event: SpawnerEvent, done?: () => void): void {
+  if (!process.connected) return;
+  process.send!(event, undefined, {}, () => done?.());
+}
+
+function prepare(req: PrepareRequest): void {
+  const failed = (message: string): void => {
+    send({ type: 'failed', key: req.key, message });
+    send({ type: 'closed', key: req.key, status: '' });
+  };
+  let seccompFd: number;
+  try {
+    seccompFd = openSync(req.seccompPath, 'r');
+  } catch (err) {
+    failed(`cannot open the seccomp filter: ${String(err)}`);
+    return;
+  }
+  const stdio: ('pipe' | number)[] = ['pipe', 'pipe', 'pipe', 'pipe', seccompFd, 'pipe', 'pipe'];
+  for (let i = 0; i < req.fileCount; i++) stdio.push('pipe');
+  let child: ChildProcess;
+  try {
+    child = spawn(req.file, req.args, {
+      stdio,
+      env: {},
+      ...(req.uid === null ? {} : { uid: req.uid }),
+      ...(req.gid === null ? {} : { gid: req.gid }),
+    });
+  } catch (err) {
+    failed(`cannot spawn ${req.file}: ${String(err)}`);
+    return;
+  } finally {
+    closeSync(seccompFd);
+  }
+  if (child.pid === undefined) {
+    // Spawning failed asynchronously; 'error' follows.
+    child.on('error', (err) => failed(`cannot spawn ${req.file}: ${err.message}`));
+    return;
+  }
+  slots.set(req.key, { child, fileCount: req.fileCount });
+  for (const stream of child.stdio) (stream as Readable | null)?.on('error', () => {});
+
+  let status = '';
+  let warm = false;
+  const statusPipe = child.stdio[SPAWN_FD.STATUS] as Readable;
+  statusPipe.setEncoding('utf8');
+  statusPipe.on('data', (s: string) => {
+    status += s;
+    if (!warm && status.startsWith('warm\n')) {
+      warm = true;
+      send({ type: 'warm', key: req.key });
+    }
+  });
+  forward(req.key, 'stdout', child.stdio[1] as Readable);
+  forward(req.key, 'stderr', child.stdio[2] as Readable);
+  child.on('exit', (code, signal) => send({ type: 'exit', key: req.key, code, signal }));
+  child.on('close', () => {
+    slots.delete(req.key);
+    send({ type: 'closed', key: req.key, status });
+  });
+}
+
+function launch(req: LaunchRequest): void {
+  const slot = slots.get(req.key);
+  if (slot === undefined) return; // it died; the gateway has heard 'closed'
+  const pipe = (fd: number) => slot.child.stdio[fd] as Writable;
+  for (let i = 0; i < slot.fileCount; i++) pipe(SPAWN_FD.FIRST_FILE + i).end(req.files[i]);
+  pipe(SPAWN_FD.OPTIONS).end(req.options);
+  pipe(0).end(req.stdin ?? undefined);
+  pipe(SPAWN_FD.LINE).end(`${req.line}\n`);
+}
+
+/** Sends each chunk as it comes; pauses reading while too many wait to be written to IPC. */
+function forward(key: string, type: 'stdout' | 'stderr', stream: Readable): void {
+  stream.on('data', (data: Buffer) => {
+    unsent++;
+    if (unsent >= MAX_UNSENT) {
+      stream.pause();
+      paused.add(stream);
+    }
+    send({ type, key, data }, () => {
+      unsent--;
+      if (unsent < MAX_UNSENT / 2) {
+        for (const s of paused) s.resume();
+        paused.clear();
+      }
+    });
+  });
+}
+
+function handle(req: SpawnerRequest): void {
+  switch (req.type) {
+    case 'prepare':
+      prepare(req);
+      return;
+    case 'launch':
+      launch(req);
+      return;
+    case 'kill':
+      slots.get(req.key)?.child.kill('SIGKILL');
+      return;
+    case 'release':
+      for (const s of slots.get(req.key)?.child.stdio ?? []) (s as Readable | null)?.destroy();
+      return;
+  }
+}
+
+process.on('message', (req: SpawnerRequest) => handle(req));
+process.on('disconnect', () => {
+  for (const slot of slots.values()) slot.child.kill('SIGKILL');
+  process.exit(0);
+});
+send({ type: 'ready' });

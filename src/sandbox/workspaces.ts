@@ -1,0 +1,101 @@
+import { execFile } from 'node:child_process';
+import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ErrorCode, GatehouseError } from '../core/index.js';
+
+const run = promisify(execFile);
+
+/** The uid and gid that own workspaces: the unprivileged user of the sandbox. */
+export const SANDBOX_UID = 65534;
+
+/** A prepared workspace: its host path and what else must be mounted for it to work. */
+export interface Workspace {
+  path: string;
+  /** For a git worktree: the repository's git directory, read-only at the same path inside. */
+  readOnlyMounts: { host: string; sandbox: string }[];
+}
+
+/**
+ * Workspaces of leases (DESIGN §4): a fresh directory per invocation, or for an attempt one
+ * isolated git worktree of a configured repository at a ref, shared by the attempt's calls.
+ * Each lives under `root/<leaseId>`, so the reaper can find and remove what a crash left.
+ */
+export class Workspaces {
+  constructor(private readonly o: { root: string; repositories: Record<string, string> }) {}
+
+  /** An empty directory for a lease, owned by the sandbox user. */
+  async fresh(leaseId: string): Promise<Workspace> {
+    const path = this.pathFor(leaseId);
+    await this.prepareRoot();
+    await mkdir(path, { mode: 0o700 });
+    await chown(path, SANDBOX_UID, SANDBOX_UID);
+    return { path, readOnlyMounts: [] };
+  }
+
+  /**
+   * A git worktree of `repository` at `ref` for a lease.
+   * @throws GatehouseError INVALID_INPUT for an unknown repository or ref.
+   */
+  async worktree(leaseId: string, repository: string, ref: string): Promise<Workspace> {
+    const repo = this.o.repositories[repository];
+    if (!repo) {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `No repository named ${JSON.stringify(repository)} is configured; configured: ${Object.keys(this.o.repositories).join(', ') || 'none'}.`,
+      );
+    }
+    const path = this.pathFor(leaseId);
+    await this.prepareRoot();
+    try {
+      await run('git', ['-C', repo, 'worktree', 'add', '--detach', path, ref]);
+    } catch (err) {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `Cannot make a worktree of ${repository} at ${JSON.stringify(ref)}: ${(err as { stderr?: string }).stderr?.trim() ?? (err as Error).message}`,
+      );
+    }
+    await run('chown', ['-R', `${SANDBOX_UID}:${SANDBOX_UID}`, path]);
+    const gitDir = (
+      await run('git', ['-C', repo, 'rev-parse', '--absolute-git-dir'])
+    ).stdout.trim();
+    return { path, readOnlyMounts: [{ host: gitDir, sandbox: gitDir }] };
+  }
+
+  /**
+   * The root is 0711: the sandbox user (who runs bubblewrap) must pass through it to its own
+   * workspace, but cannot list the others; each workspace is 0700 and its own.
+   */
+  private async prepareRoot(): Promise<void> {
+    await mkdir(this.o.root, { recursive: true, mode: 0o711 });
+    await chmod(this.o.root, 0o711);
+  }
+
+  /** Removes a lease's workspace (and its worktree registration). Safe to repeat. */
+  async remove(leaseId: string): Promise<void> {
+    const path = this.pathFor(leaseId);
+    await rm(path, { recursive: true, force: true });
+    await Promise.all(
+      Object.values(this.o.repositories).map((repo) =>
+        run('git', ['-C', repo, 'worktree', 'prune']).catch(() => undefined),
+      ),
+    );
+  }
+
+  /** The lease ids that have a workspace on disk. */
+  async existing(): Promise<string[]> {
+    try {
+      return (await readdir(this.o.root, { withFileTypes: true }))
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /** The host path of a lease's workspace. */
+  pathFor(leaseId: string): string {
+    if (!/^[0-9a-zA-Z-]+$/.test(leaseId)) throw new Error(`bad lease id ${leaseId}`);
+    return join(this.o.root, leaseId);
+  }
+}

@@ -1,0 +1,270 @@
+import { describe, expect, it } from 'vitest';
+import { IllegalStateError } from '../../src/core/index.js';
+import { base64Inner } from '../../src/secrets/redaction-forms.js';
+import { Redactor } from '../../src/secrets/redactor.js';
+
+const SECRET = 'tok_9f?>>~x?~z/+k';
+const NAME = 'deploy-key';
+const MARK = '[REDACTED:brokered:deploy-key]';
+const redactor = new Redactor([{ name: NAME, value: SECRET }], { patterns: false });
+
+/** Every check also asserts the value left no trace in the output or the removals. */
+function redact(r: Redactor, text: string, secret = SECRET) {
+  const result = r.redactText(text);
+  expect(result.text).not.toContain(secret);
+  expect(JSON.stringify(result.removals)).not.toContain(secret);
+  return result;
+}
+
+describe('Redactor: brokered values', () => {
+  it('removes the plain value wherever it appears and counts each', () => {
+    const { text, removals } = redact(redactor, `a ${SECRET} b ${SECRET}${SECRET}`);
+    expect(text).toBe(`a ${MARK} b ${MARK}${MARK}`);
+    expect(removals).toEqual([{ kind: 'brokered:deploy-key', encoding: 'plain', count: 3 }]);
+  });
+
+  it('leaves text without the value unchanged and records nothing', () => {
+    const text = `tok_9f?>>~x?~z/+ (one short) and ${SECRET.slice(1)}`;
+    expect(redactor.redactText(text)).toEqual({ text, removals: [] });
+  });
+
+  it('removes a 4-character value in its plain form', () => {
+    const r = new Redactor([{ name: 'pin', value: 'Xy7q' }], { patterns: false });
+    const { text } = redact(r, 'pin=Xy7q;', 'Xy7q');
+    expect(text).toBe('pin=[REDACTED:brokered:pin];');
+    // Its base64 (5 chars of fixed bits at best) is too short to look for: ordinary base64 stays.
+    const b64 = Buffer.from('Xy7q').toString('base64');
+    expect(r.redactText(b64).text).toBe(b64);
+  });
+
+  it('ignores an empty value', () => {
+    const r = new Redactor([{ name: 'empty', value: '' }], { patterns: false });
+    expect(r.redactText('anything')).toEqual({ text: 'anything', removals: [] });
+  });
+
+  it('removes base64 in both alphabets, padded and unpadded', () => {
+    const bytes = Buffer.from(SECRET);
+    const std = bytes.toString('base64');
+    const url = bytes.toString('base64url');
+    expect(std).not.toBe(url.padEnd(std.length, '='));
+    for (const [encoded, encoding] of [
+      [std, 'base64'],
+      [std.replace(/=+$/, ''), 'base64'],
+      [url, 'base64url'],
+      [`${url}==`.slice(0, std.length), 'base64url'],
+    ] as const) {
+      const { text, removals } = redact(redactor, `echo ${encoded} |`);
+      expect(text).toBe(`echo ${MARK} |`);
+      expect(removals).toEqual([{ kind: 'brokered:deploy-key', encoding, count: 1 }]);
+    }
+  });
+
+  it('removes base64 inside longer base64 at every alignment, taking the partial characters', () => {
+    for (const secret of ['abcdef', 'abcdefg', 'abcdefgh', SECRET, `${SECRET}é€😀`]) {
+      const r = new Redactor([{ name: 'v', value: secret }], { patterns: false });
+      const bytes = Buffer.from(secret);
+      for (let before = 0; before <= 5; before += 1) {
+        for (let after = 0; after <= 4; after += 1) {
+          const data = Buffer.concat([
+            Buffer.from('<p>!?'.slice(0, before)),
+            bytes,
+            Buffer.from('~>"x'.slice(0, after)),
+          ]);
+          for (const alphabet of ['base64', 'base64url'] as const) {
+            const encoded = data.toString(alphabet);
+            const { text, removals } = r.redactText(encoded);
+            // Exactly the characters carrying any bit of the value go, padding with them.
+            const first = Math.floor((8 * before) / 6);
+            let end = Math.ceil((8 * (before + bytes.length)) / 6);
+            if (after === 0) end = encoded.length;
+            expect(text).toBe(
+              `${encoded.slice(0, first)}[REDACTED:brokered:v]${encoded.slice(end)}`,
+            );
+            expect(removals).toHaveLength(1);
+            expect(removals[0]!.encoding).toMatch(/^base64/);
+            for (const offset of [0, 1, 2])
+              expect(text).not.toContain(base64Inner(bytes, offset, alphabet));
+          }
+        }
+      }
+    }
+  });
+
+  it('removes hex in lower and upper case, also inside a longer hex dump', () => {
+    const hex = Buffer.from(SECRET).toString('hex');
+    for (const encoded of [hex, hex.toUpperCase()]) {
+      const { text, removals } = redact(redactor, `00ff${encoded}ee`);
+      expect(text).toBe(`00ff${MARK}ee`);
+      expect(removals).toEqual([{ kind: 'brokered:deploy-key', encoding: 'hex', count: 1 }]);
+    }
+  });
+
+  it('removes URL-encoded forms from any encoder', () => {
+    const secret = 'p@ss w0rd/ü+&=?#~';
+    const r = new Redactor([{ name: 'db', value: secret }], { patterns: false });
+    const forms = [
+      encodeURIComponent(secret),
+      new URLSearchParams({ q: secret }).toString().slice(2),
+      encodeURIComponent(secret).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+      encodeURI(secret),
+      'p%40ss+w0rd%2F%C3%BC%2B%26%3D%3F%23~',
+    ];
+    for (const encoded of forms) {
+      expect(encoded).not.toBe(secret);
+      const { text, removals } = redact(r, `https://h/?password=${encoded}&x=1`, secret);
+      expect(text).toBe('https://h/?password=[REDACTED:brokered:db]&x=1');
+      expect(removals).toEqual([{ kind: 'brokered:db', encoding: 'url', count: 1 }]);
+    }
+  });
+
+  it('removes JSON-escaped forms, ASCII-only and slash-escaped ones too', () => {
+    const secret = 'line1\n"quoted"\\tab\t/é😀<&>';
+    const r = new Redactor([{ name: 'cfg', value: secret }], { patterns: false });
+    const ascii = JSON.stringify(secret).replace(
+      /[\u007f-\uffff]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+    const forms = [
+      JSON.stringify(secret),
+      ascii,
+      ascii.replace(/\\u([0-9a-f]{4})/g, (_, hex: string) => `\\u${hex.toUpperCase()}`),
+      JSON.stringify(secret)
+        .replace(/\//g, '\\/')
+        .replace(/</g, '\\u003c')
+        .replace(/&/g, '\\u0026'),
+    ];
+    for (const encoded of forms) {
+      const { text, removals } = redact(r, `{"v":${encoded}}`, secret);
+      expect(text).toBe('{"v":"[REDACTED:brokered:cfg]"}');
+      expect(JSON.parse(text)).toEqual({ v: '[REDACTED:brokered:cfg]' });
+      expect(removals).toEqual([{ kind: 'brokered:cfg', encoding: 'json', count: 1 }]);
+    }
+  });
+
+  it('counts removals by kind and encoding, never holding the value', () => {
+    const token = 'ghs_notreal_but_brokered_123';
+    const r = new Redactor(
+      [
+        { name: NAME, value: SECRET },
+        { name: 'gh', value: token },
+      ],
+      { patterns: false },
+    );
+    const text = [
+      SECRET,
+      Buffer.from(SECRET).toString('hex'),
+      token,
+      SECRET,
+      Buffer.from(token).toString('base64'),
+    ].join(' ');
+    const { removals, text: out } = redact(r, text);
+    expect(out).not.toContain(token);
+    expect(removals).toEqual([
+      { kind: 'brokered:deploy-key', encoding: 'plain', count: 2 },
+      { kind: 'brokered:deploy-key', encoding: 'hex', count: 1 },
+      { kind: 'brokered:gh', encoding: 'plain', count: 1 },
+      { kind: 'brokered:gh', encoding: 'base64', count: 1 },
+    ]);
+    expect(JSON.stringify(removals)).not.toContain(token);
+  });
+
+  it('removes the longer of two values where one contains the other', () => {
+    const r = new Redactor(
+      [
+        { name: 'inner', value: 'abc123xyz' },
+        { name: 'outer', value: 'pre-abc123xyz-post' },
+      ],
+      { patterns: false },
+    );
+    expect(r.redactText('pre-abc123xyz-post and abc123xyz').text).toBe(
+      '[REDACTED:brokered:outer] and [REDACTED:brokered:inner]',
+    );
+  });
+
+  it('names a brokered value found inside a pattern match by the value', () => {
+    const token = 'opaque-TOKEN-0123456789';
+    const r = new Redactor([{ name: 'api', value: token }]);
+    const { text, removals } = redact(r, `Authorization: Bearer ${token}`, token);
+    expect(text).toBe('Authorization: Bearer [REDACTED:brokered:api]');
+    expect(removals).toEqual([{ kind: 'brokered:api', encoding: 'plain', count: 1 }]);
+  });
+
+  it('keeps a marker safe for JSON and URLs whatever the name', () => {
+    const r = new Redactor([{ name: 'we"ird]\\name', value: 'secret-value-1' }], {
+      patterns: false,
+    });
+    const { text, removals } = r.redactText('{"a":"secret-value-1"}');
+    expect(JSON.parse(text)).toEqual({ a: '[REDACTED:brokered:we_ird__name]' });
+    expect(removals[0]!.kind).toBe('brokered:we"ird]\\name');
+  });
+});
+
+describe('Redactor.redactJson', () => {
+  it('redacts every string in nested objects and arrays, keys too, and copies', () => {
+    const input = {
+      ok: 1,
+      flag: true,
+      none: null,
+      list: [SECRET, { deep: [`x${SECRET}y`, 2] }],
+      [SECRET]: 'as a key',
+      nested: { b64: Buffer.from(SECRET).toString('base64') },
+      when: new Date('2026-01-01T00:00:00Z'),
+    };
+    const { value, removals } = redactor.redactJson(input);
+    expect(value).toEqual({
+      ok: 1,
+      flag: true,
+      none: null,
+      list: [MARK, { deep: [`x${MARK}y`, 2] }],
+      [MARK]: 'as a key',
+      nested: { b64: MARK },
+      when: '2026-01-01T00:00:00.000Z',
+    });
+    expect(removals).toEqual([
+      { kind: 'brokered:deploy-key', encoding: 'plain', count: 3 },
+      { kind: 'brokered:deploy-key', encoding: 'base64', count: 1 },
+    ]);
+    expect(JSON.stringify(value)).not.toContain(SECRET);
+    expect(input.list[0]).toBe(SECRET);
+  });
+
+  it('redacts a bare string and keeps other primitives', () => {
+    expect(redactor.redactJson(SECRET).value).toBe(MARK);
+    expect(redactor.redactJson(42)).toEqual({ value: 42, removals: [] });
+    expect(redactor.redactJson(undefined)).toEqual({ value: undefined, removals: [] });
+  });
+
+  it('keeps a "__proto__" key a key', () => {
+    const input = JSON.parse(`{"__proto__": {"x": "${SECRET}"}}`) as Record<string, unknown>;
+    const { value } = redactor.redactJson(input);
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.keys(value)).toEqual(['__proto__']);
+    expect(JSON.stringify(value)).toBe(`{"__proto__":{"x":"${MARK}"}}`);
+  });
+
+  it('refuses a value with a cycle, and allows a shared one', () => {
+    const shared = { s: SECRET };
+    expect(redactor.redactJson({ a: shared, b: shared }).value).toEqual({
+      a: { s: MARK },
+      b: { s: MARK },
+    });
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => redactor.redactJson(cyclic)).toThrow(IllegalStateError);
+  });
+});
+
+describe('Redactor: speed', () => {
+  it('scans a megabyte with three values and all patterns in one pass', () => {
+    // Correctness at size; the timing itself belongs to bench/.
+    const values = ['ghp_not_a_pattern_value_1', 'p@ss w0rd/x', 'aGVsbG8gd29ybGQ'].map(
+      (value, i) => ({ name: `v${i}`, value }),
+    );
+    const r = new Redactor(values);
+    const line = 'the quick brown fox 0123456789 {"k": "v"} /usr/lib/x.so 4f1c2a7b\n';
+    const text = line.repeat(Math.ceil((1 << 20) / line.length)) + values[1]!.value;
+    const { text: out, removals } = r.redactText(text);
+    expect(out.endsWith('[REDACTED:brokered:v1]')).toBe(true);
+    expect(removals).toEqual([{ kind: 'brokered:v1', encoding: 'plain', count: 1 }]);
+  });
+});
