@@ -37,6 +37,17 @@ export interface ReceiptPredicate {
   };
   /** The lease's limits and egress list, or null when none was taken. */
   lease: null | Record<string, unknown>;
+  /** Each connection the sandbox tried through the egress proxy, allowed or refused. */
+  egress?: {
+    at: string;
+    method: string;
+    host: string;
+    port: number;
+    allowed: boolean;
+    reason: string;
+  }[];
+  /** What the sanitizer removed: kinds and counts, never values. */
+  redactions?: { kind: string; encoding?: string; count: number }[];
   outcome: { status: string; error?: { code: string; message: string } };
   /** Lowercase hex SHA-256 of the full and the sanitized output. */
   output: null | {

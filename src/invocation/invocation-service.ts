@@ -261,6 +261,7 @@ export class InvocationService {
       markQueued: () => Promise.resolve(),
       cleanup: [],
       captures: [],
+      savedTrace: record.trace.length,
       ...(tool ? { tool } : {}),
       ...(release ? { release } : {}),
       ...(environment ? { environment } : {}),

@@ -39,6 +39,8 @@ export interface PipelineContext {
   markQueued: () => Promise<void>;
   /** The output captures the executor made (their redactions join the record's). */
   captures: OutputCapture[];
+  /** How many trace entries are already stored (0 for a call never recorded). */
+  savedTrace: number;
   /** What to undo when the call ends, however it ends (revoke, release, remove). */
   cleanup: (() => Promise<void>)[];
   /** Set by the execute stage. */

@@ -6,7 +6,7 @@ import { classifySideEffect } from '../policy/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { Executor } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
-import { transitionInvocation } from './invocation-status.js';
+import { hasOutcome, transitionInvocation } from './invocation-status.js';
 import type { InvocationStatus } from './invocation-status.js';
 import type { InvocationStep, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
@@ -112,22 +112,18 @@ export class Pipeline {
   }
 
   private async pass(ctx: PipelineContext, from: StageName): Promise<InvocationRecord> {
-    const pending: TraceEntry[] = [];
-    let recorded = from !== 'validation';
     ctx.markQueued = async () => {
-      await this.save(ctx, 'queued', pending.splice(0), recorded);
-      recorded = true;
+      await this.save(ctx, 'queued');
     };
-    if (recorded && !ctx.classification) withClassification(ctx);
+    if (from !== 'validation' && !ctx.classification) withClassification(ctx);
     for (const step of this.steps.slice(this.steps.findIndex((s) => s.name === from))) {
       if (step.name === 'execute' && ctx.classification!.effectiveClass !== 'read') {
-        await this.save(ctx, 'running', pending.splice(0), recorded);
-        recorded = true;
+        await this.save(ctx, 'running');
       }
       const started = process.hrtime.bigint();
       const result = await step.run(ctx);
       this.o.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
-      pending.push(this.record(ctx, step.name, result));
+      this.record(ctx, step.name, result);
       switch (result.outcome) {
         case 'continue':
           continue;
@@ -138,29 +134,29 @@ export class Pipeline {
             stage: step.name,
             ...(result.details ? { details: result.details } : {}),
           };
-          return this.save(ctx, 'denied', pending, recorded);
+          return this.save(ctx, 'denied');
         case 'fail':
           ctx.record.error = { code: result.code, message: result.reason, stage: step.name };
-          return this.save(ctx, 'failed', pending, recorded);
+          return this.save(ctx, 'failed');
         case 'suspend':
-          return this.save(ctx, 'awaiting_approval', pending, recorded);
+          return this.save(ctx, 'awaiting_approval');
       }
     }
     const execution = ctx.execution!;
     if (execution.status !== 'observed') {
       ctx.record.error = { code: execution.code, message: execution.message, stage: 'execute' };
     }
-    return this.save(ctx, execution.status, pending, recorded);
+    return this.save(ctx, execution.status);
   }
 
   /** Ends a call that waits for approval as `denied` at the approval stage (rejected, expired…). */
   deny(ctx: PipelineContext, code: string, reason: string): Promise<InvocationRecord> {
-    const entry = this.record(ctx, 'approval', { outcome: 'deny', code, reason });
+    this.record(ctx, 'approval', { outcome: 'deny', code, reason });
     ctx.record.error = { code, message: reason, stage: 'approval' };
-    return this.save(ctx, 'denied', [entry], true);
+    return this.save(ctx, 'denied');
   }
 
-  private record(ctx: PipelineContext, stage: StageName, result: StageResult): TraceEntry {
+  private record(ctx: PipelineContext, stage: StageName, result: StageResult): void {
     const decision =
       stage === 'execute'
         ? ctx.execution!.status
@@ -175,35 +171,30 @@ export class Pipeline {
     };
     if (result.details) entry.details = result.details;
     ctx.record.trace.push(entry);
-    return entry;
   }
 
   /**
-   * Records the invocation in `status` with the stage decisions since its last record. A step that
-   * decides the outcome also gets an `audit` trace entry and a signed receipt.
+   * Records the invocation in `status` with the stage decisions since its last record (the trace
+   * entries after `ctx.savedTrace`). A step that decides the outcome also gets an `audit` trace
+   * entry and a signed receipt.
    */
-  private async save(
-    ctx: PipelineContext,
-    status: InvocationStatus,
-    stages: TraceEntry[],
-    recorded: boolean,
-  ): Promise<InvocationRecord> {
+  private async save(ctx: PipelineContext, status: InvocationStatus): Promise<InvocationRecord> {
     const { record } = ctx;
+    const recorded = ctx.savedTrace > 0;
     const at = isoTime(this.o.clock.now());
     record.status = transitionInvocation(recorded ? record.status : 'new', status);
     record.updatedAt = at;
-    const final = status !== 'running' && status !== 'awaiting_approval';
+    const final = hasOutcome(status);
     if (final) {
       record.completedAt = at;
-      const entry: TraceEntry = {
+      record.trace.push({
         stage: 'audit',
         decision: 'recorded',
         reason: 'audit record appended and receipt signed',
         at,
-      };
-      record.trace.push(entry);
-      stages.push(entry);
+      });
     }
+    const stages = record.trace.slice(ctx.savedTrace);
     const subject = `invocation/${record.id}`;
     const summary = {
       invocationId: record.id,
@@ -275,6 +266,7 @@ export class Pipeline {
       throw err;
     }
     ctx.pendingApproval = undefined;
+    ctx.savedTrace = record.trace.length;
     if (final) this.o.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);
     return record;
   }

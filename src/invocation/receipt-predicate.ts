@@ -27,7 +27,9 @@ export function receiptPredicate(
     status: record.status,
     stages: record.trace,
     approval: record.approval,
-    lease: null,
+    lease: record.lease,
+    egress: record.egress,
+    redactions: record.redactions,
     outcome: {
       status: record.status,
       ...(record.error

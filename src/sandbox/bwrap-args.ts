@@ -12,31 +12,25 @@ export const EGRESS_PROXY_URL = 'http://127.0.0.1:3128';
 /** PATH of the program when the spec's env does not give one. */
 export const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
 
-/** What of the host's /etc a program needs (names, dynamic linking, CAs, time zone); nothing else. */
+/**
+ * What of the host's /etc programs need: names, dynamic linking, CA certificates (Debian's and
+ * Red Hat's places), time zone, alternatives (Debian's symlinks for awk, editor…). Nothing else:
+ * each bind costs a mount on every run.
+ */
 const ETC_FILES = [
   'passwd',
   'group',
   'nsswitch.conf',
   'hosts',
-  'host.conf',
-  'gai.conf',
-  'protocols',
   'services',
+  'protocols',
   'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
   'localtime',
-  'timezone',
   'alternatives',
   'ssl/certs',
   'ssl/openssl.cnf',
-  'ca-certificates',
-  'ca-certificates.conf',
   'pki/tls/certs',
-  'mime.types',
   'os-release',
-  'debian_version',
-  'shells',
   'gitconfig',
 ];
 

@@ -2,15 +2,18 @@ import { access, chown, lstat, mkdir, mkdtemp, readlink, rm } from 'node:fs/prom
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
-import { bareBwrapArgs, runBwrapArgs } from './bwrap-args.js';
+import { bareBwrapArgs, bwrapOptions, sandboxCommand, slotCommandLine } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
 import { checkSpec } from './check-spec.js';
-import type { Cgroups, HostUser, RunCgroup } from './cgroups.js';
+import type { HostUser } from './cgroups.js';
 import { DEFAULT_CGROUP_PARENT, detectCgroups } from './detect-cgroups.js';
 import type { Sandbox, SandboxResult, SandboxSpec } from './sandbox.js';
 import { compileSeccompFilter } from './seccomp-filter.js';
+import { SlotPool } from './slot-pool.js';
+import type { Slot } from './slot-pool.js';
 import { SpawnerClient } from './spawner-client.js';
-import type { SpawnRequest } from './spawner-protocol.js';
+import { SPAWN_FD } from './spawner-protocol.js';
+import type { LaunchRequest } from './spawner-protocol.js';
 import { superviseRun } from './supervise-run.js';
 
 /** Options of {@link BwrapSandbox.start}. */
@@ -34,6 +37,11 @@ export interface BwrapSandboxOptions {
   bwrapPath?: string;
   /** RLIMIT_FSIZE of sandboxed programs. Default 4 GiB. */
   maxFileBytes?: number;
+  /**
+   * Sandboxes kept prepared (in their cgroups, waiting for a command), so a run does not wait for
+   * the kernel to move a process into a cgroup. cgroup v1 only. Default 2.
+   */
+  warmSlots?: number;
 }
 
 /** A bubblewrap command line for benchmarks: the same flags as a run, without spawner or cgroup. */
@@ -48,13 +56,8 @@ export interface BareCommand {
 
 const SOCAT = '/usr/bin/socat';
 const SETPRIV = '/usr/bin/setpriv';
-/**
- * Host side, before bubblewrap: no core dumps, bounded file size, then the shell joins each of
- * the run's cgroups (so bubblewrap and all it forks are inside from the start) and execs the rest.
- */
-const JOIN_CGROUPS =
-  'ulimit -c 0 && ulimit -f "$1" || exit 125; shift; ' +
-  'while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"';
+/** File pipes of a warm slot (descriptors 7–9: dash redirects only single-digit ones). */
+const WARM_SLOT_FILES = 3;
 
 /**
  * The Linux sandbox (DESIGN §4): bubblewrap namespaces, a seccomp filter, cgroup limits. Spawns go
@@ -67,14 +70,17 @@ export class BwrapSandbox implements Sandbox {
 
   private constructor(
     private readonly bwrap: string,
-    private readonly cgroups: Cgroups | null,
+    private readonly slots: SlotPool | null,
+    private readonly listCgroups: () => string[],
+    private readonly reapCgroup: (id: string) => Promise<void>,
     private readonly owner: HostUser | null,
+    /** Empty when the slot shell already runs as the sandbox user, else the setpriv that drops to it. */
+    private readonly dropPrivileges: string[],
     /** The compiled seccomp filter ('' when it did not compile). */
     readonly seccompPath: string,
     private readonly unusable: string | null,
     private readonly layout: HostLayout,
     private readonly spawner: SpawnerClient,
-    private readonly maxFileBytes: number,
   ) {}
 
   /**
@@ -105,21 +111,48 @@ export class BwrapSandbox implements Sandbox {
     if (owner?.uid === 0) throw new IllegalStateError('sandboxUser must not be root');
     const spawner = new SpawnerClient(options.stateDir);
     await spawner.start();
+    const cgroups = typeof found === 'string' ? null : found;
+    const unusable = reasons.length > 0 ? `${reasons.join('; ')}.` : null;
+    const slots =
+      cgroups === null || unusable !== null
+        ? null
+        : new SlotPool({
+            cgroups,
+            spawner,
+            owner,
+            seccompPath,
+            maxFileBytes: options.maxFileBytes ?? 4 * 2 ** 30,
+            size: options.warmSlots ?? 2,
+            fileCount: WARM_SLOT_FILES,
+          });
+    const dropPrivileges =
+      owner !== null && cgroups !== null && !cgroups.ownerCanJoin
+        ? [SETPRIV, `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--']
+        : [];
     return new BwrapSandbox(
       bwrap,
-      typeof found === 'string' ? null : found,
+      slots,
+      () => cgroups?.list() ?? [],
+      async (id) => {
+        const cgroup = cgroups!.existing(id);
+        await cgroup.killAll();
+        await cgroup.remove();
+      },
       owner,
+      dropPrivileges,
       seccompPath,
-      reasons.length > 0 ? `${reasons.join('; ')}.` : null,
+      unusable,
       await hostLayout(),
       spawner,
-      options.maxFileBytes ?? 4 * 2 ** 30,
     );
   }
 
   /** Null when sandboxes run here; else why not. Runs `true` in a sandbox once to be sure. */
   check(): Promise<string | null> {
-    this.checked ??= this.probe();
+    this.checked ??= this.probe().then((why) => {
+      if (why === null) this.slots?.fill();
+      return why;
+    });
     return this.checked;
   }
 
@@ -143,15 +176,13 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async reapOrphans(): Promise<string[]> {
-    if (this.cgroups === null) return [];
     const reaped: string[] = [];
     const failed: string[] = [];
-    for (const id of await this.cgroups.list()) {
-      if (this.active.has(id)) continue;
-      const cgroup = this.cgroups.existing(id);
+    const ours = this.slots?.cgroupNames() ?? new Set<string>();
+    for (const id of this.listCgroups()) {
+      if (this.active.has(id) || ours.has(id)) continue;
       try {
-        await cgroup.killAll();
-        await cgroup.remove();
+        await this.reapCgroup(id);
         reaped.push(id);
       } catch (err) {
         failed.push(`${id}: ${gist(err)}`);
@@ -171,6 +202,7 @@ export class BwrapSandbox implements Sandbox {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.slots?.close();
       await this.spawner.close();
       await Promise.allSettled(this.active.values());
     })();
@@ -207,65 +239,67 @@ export class BwrapSandbox implements Sandbox {
     let settle!: () => void;
     this.active.set(spec.id, new Promise<void>((resolve) => (settle = resolve)));
     try {
-      const cgroups = this.cgroups!;
-      let cgroup: RunCgroup;
+      const files = spec.files ?? [];
+      let slot: Slot;
       try {
-        cgroup = await cgroups.create(
-          spec.id,
-          spec.limits,
-          cgroups.ownerCanJoin ? this.owner : null,
-        );
+        slot = await this.slots!.take(spec.id, files.length);
       } catch (err) {
         throw new GatehouseError(
           ErrorCode.UNAVAILABLE,
-          `Cannot make the cgroup of sandbox run ${spec.id} (${gist(err)}); if a crashed run left it, reapOrphans() removes it.`,
+          `Cannot prepare sandbox run ${spec.id} (${gist(err)}); if a crashed run left its cgroup, reapOrphans() removes it.`,
           { cause: err },
         );
       }
-      if (spec.egressSocket !== null && this.owner !== null) {
-        // The sandbox user must be able to connect; a missing socket fails bubblewrap's setup.
-        await chown(spec.egressSocket, this.owner.uid, this.owner.gid).catch(() => undefined);
+      try {
+        slot.cgroup.setLimits(spec.limits);
+        if (spec.egressSocket !== null && this.owner !== null) {
+          // The sandbox user must be able to connect; a missing socket fails bubblewrap's setup.
+          await chown(spec.egressSocket, this.owner.uid, this.owner.gid).catch(() => undefined);
+        }
+      } catch (err) {
+        this.spawner.kill(slot.key);
+        await slot.done;
+        await slot.cgroup.killAll().catch(() => undefined);
+        await slot.cgroup.remove().catch(() => undefined);
+        throw new GatehouseError(
+          ErrorCode.UNAVAILABLE,
+          `Cannot set the limits of sandbox run ${spec.id}: ${gist(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
-      return await superviseRun(spec, cgroup, this.spawner, this.request(spec, cgroup, cgroups));
+      const running = superviseRun(spec, slot, this.spawner, this.launchRequest(spec, slot));
+      this.slots!.fillSoon();
+      return await running;
     } finally {
       this.active.delete(spec.id);
       settle();
     }
   }
 
-  private request(spec: SandboxSpec, cgroup: RunCgroup, cgroups: Cgroups): SpawnRequest {
-    const joinAsOwner = this.owner !== null && cgroups.ownerCanJoin;
-    const dropTo =
-      this.owner !== null && !joinAsOwner
-        ? [
-            SETPRIV,
-            `--reuid=${this.owner.uid}`,
-            `--regid=${this.owner.gid}`,
-            '--clear-groups',
-            '--',
-          ]
-        : [];
+  private launchRequest(spec: SandboxSpec, slot: Slot): LaunchRequest {
+    const files = spec.files ?? [];
+    const options = bwrapOptions(spec, this.layout, {
+      seccomp: SPAWN_FD.SECCOMP,
+      status: SPAWN_FD.STATUS,
+      firstFile: SPAWN_FD.FIRST_FILE,
+    });
+    const unusedFiles = Array.from(
+      { length: slot.fileCount - files.length },
+      (_, i) => SPAWN_FD.FIRST_FILE + files.length + i,
+    );
     return {
-      type: 'spawn',
-      key: spec.id,
-      file: '/bin/sh',
-      args: [
-        '-c',
-        JOIN_CGROUPS,
-        'gatehouse-sandbox',
-        String(Math.ceil(this.maxFileBytes / 512)),
-        ...cgroup.procsFiles,
-        '--',
-        ...dropTo,
+      type: 'launch',
+      key: slot.key,
+      line: slotCommandLine(
+        this.dropPrivileges,
         this.bwrap,
-        ...runBwrapArgs(spec, this.layout),
-      ],
-      uid: joinAsOwner ? this.owner!.uid : null,
-      gid: joinAsOwner ? this.owner!.gid : null,
-      seccompPath: this.seccompPath,
-      files: (spec.files ?? []).map((f) =>
-        typeof f.content === 'string' ? Buffer.from(f.content) : f.content,
+        [SPAWN_FD.LINE, ...unusedFiles],
+        sandboxCommand(spec),
       ),
+      options: Buffer.from(options.map((o) => `${o}\0`).join('')),
+      files: files.map((f) => (typeof f.content === 'string' ? Buffer.from(f.content) : f.content)),
       stdin:
         spec.stdin === undefined
           ? null

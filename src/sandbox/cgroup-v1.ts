@@ -1,4 +1,4 @@
-import { access, chown, rename } from 'node:fs/promises';
+import { chownSync, existsSync, renameSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CGROUP_SETTLE_MS,
@@ -43,18 +43,18 @@ export class CgroupV1 implements Cgroups {
     this.description = `cgroup v1 (${Object.keys(controllers).join(', ')})`;
   }
 
-  async create(id: string, owner: HostUser | null): Promise<RunCgroup> {
+  create(id: string, owner: HostUser | null): RunCgroup {
     const made: string[] = [];
     try {
-      for (const mount of this.mounts) made.push(await makeRunDir(mount, this.parent, id));
+      for (const mount of this.mounts) made.push(makeRunDir(mount, this.parent, id));
       const run = this.existing(id);
       // v1 lets a process move itself into a cgroup whose cgroup.procs it may write.
       if (owner !== null) {
-        for (const file of run.procsFiles) await chown(file, owner.uid, owner.gid);
+        for (const file of run.procsFiles) chownSync(file, owner.uid, owner.gid);
       }
       return run;
     } catch (err) {
-      await removeDirs(made).catch(() => undefined);
+      removeDirs(made).catch(() => undefined);
       throw err;
     }
   }
@@ -63,10 +63,10 @@ export class CgroupV1 implements Cgroups {
     return new RunCgroupV1(id, this.controllers, this.parent);
   }
 
-  async list(): Promise<string[]> {
+  list(): string[] {
     const ids = new Set<string>();
     for (const mount of this.mounts) {
-      for (const id of await subdirs(`${mount}/${this.parent}`)) ids.add(id);
+      for (const id of subdirs(`${mount}/${this.parent}`)) ids.add(id);
     }
     return [...ids].sort();
   }
@@ -92,88 +92,90 @@ class RunCgroupV1 implements RunCgroup {
     return `${mount}/${this.parent}/${this.id}`;
   }
 
-  async setLimits(limits: SandboxLimits): Promise<void> {
+  setLimits(limits: SandboxLimits): void {
     const memory = this.dir('memory');
-    await writeControl(`${memory}/memory.limit_in_bytes`, String(limits.memoryBytes));
+    writeControl(`${memory}/memory.limit_in_bytes`, String(limits.memoryBytes));
     // memsw exists only with swap accounting; it must be set after (and ≥) the plain limit.
-    if (await exists(`${memory}/memory.memsw.limit_in_bytes`)) {
-      await writeControl(`${memory}/memory.memsw.limit_in_bytes`, String(limits.memoryBytes));
+    if (existsSync(`${memory}/memory.memsw.limit_in_bytes`)) {
+      writeControl(`${memory}/memory.memsw.limit_in_bytes`, String(limits.memoryBytes));
     }
     const cpu = this.dir('cpu');
     const quota = Math.max(1000, Math.round(limits.cpus * CFS_PERIOD_US));
-    await writeControl(`${cpu}/cpu.cfs_period_us`, String(CFS_PERIOD_US));
-    await writeControl(`${cpu}/cpu.cfs_quota_us`, String(quota));
-    await writeControl(`${this.dir('pids')}/pids.max`, String(limits.pids));
+    writeControl(`${cpu}/cpu.cfs_period_us`, String(CFS_PERIOD_US));
+    writeControl(`${cpu}/cpu.cfs_quota_us`, String(quota));
+    writeControl(`${this.dir('pids')}/pids.max`, String(limits.pids));
   }
 
-  async renameTo(id: string): Promise<RunCgroup> {
+  renameTo(id: string): RunCgroup {
     const renamed: [string, string][] = [];
     try {
       for (const mount of new Set(Object.values(this.controllers))) {
         const from = `${mount}/${this.parent}/${this.id}`;
         const to = `${mount}/${this.parent}/${id}`;
         // rename(2) replaces an empty directory; a cgroup of that name must not be replaced.
-        if (await exists(to)) throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
-        await rename(from, to);
+        if (existsSync(to)) throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
+        renameSync(from, to);
         renamed.push([from, to]);
       }
     } catch (err) {
-      for (const [from, to] of renamed) await rename(to, from).catch(() => undefined);
+      for (const [from, to] of renamed.reverse()) {
+        try {
+          renameSync(to, from);
+        } catch {
+          // Leave it for reapOrphans().
+        }
+      }
       throw err;
     }
     return new RunCgroupV1(id, this.controllers, this.parent);
   }
 
   async killAll(): Promise<void> {
-    if ((await procsOf(this.procsFiles)).length === 0) return;
-    if (this.controllers.freezer !== undefined) {
+    if (procsOf(this.procsFiles).length === 0) return;
+    const state =
+      this.controllers.freezer === undefined ? null : `${this.dir('freezer')}/freezer.state`;
+    if (state !== null && existsSync(state)) {
       // Frozen processes cannot fork, so one pass finds them all; they die when thawed.
-      const state = `${this.dir('freezer')}/freezer.state`;
       try {
-        await writeControl(state, 'FROZEN');
+        writeControl(state, 'FROZEN');
         const deadline = Date.now() + CGROUP_SETTLE_MS;
-        while ((await readOptional(state))?.trim() === 'FREEZING' && Date.now() < deadline) {
+        while (readOptional(state)?.trim() === 'FREEZING' && Date.now() < deadline) {
           await sleep(1);
         }
-        killPids(await procsOf(this.procsFiles));
+        killPids(procsOf(this.procsFiles));
       } finally {
-        await writeControl(state, 'THAWED').catch(() => undefined);
+        try {
+          writeControl(state, 'THAWED');
+        } catch {
+          // The cgroup is gone.
+        }
       }
     }
     await killUntilEmpty(this.procsFiles);
   }
 
-  async usage(): Promise<{ maxMemoryBytes: number | null; cpuMs: number | null }> {
-    const memory = await readOptional(`${this.dir('memory')}/memory.max_usage_in_bytes`);
+  usage(): { maxMemoryBytes: number | null; cpuMs: number | null } {
+    const memory = readOptional(`${this.dir('memory')}/memory.max_usage_in_bytes`);
     const cpu =
       this.controllers.cpuacct === undefined
         ? null
-        : await readOptional(`${this.dir('cpuacct')}/cpuacct.usage`);
+        : readOptional(`${this.dir('cpuacct')}/cpuacct.usage`);
     return {
       maxMemoryBytes: memory === null ? null : Number(memory),
       cpuMs: cpu === null ? null : Math.round(Number(cpu) / 1e6),
     };
   }
 
-  async limitHit(): Promise<'memory' | 'pids' | null> {
-    const oomControl = await readOptional(`${this.dir('memory')}/memory.oom_control`);
+  limitHit(): 'memory' | 'pids' | null {
+    const oomControl = readOptional(`${this.dir('memory')}/memory.oom_control`);
     const oom = keyedValue(oomControl, 'oom_kill');
     if (oom !== null && oom > 0) return 'memory';
-    const max = keyedValue(await readOptional(`${this.dir('pids')}/pids.events`), 'max');
+    const max = keyedValue(readOptional(`${this.dir('pids')}/pids.events`), 'max');
     if (max !== null && max > 0) return 'pids';
     return null;
   }
 
   async remove(): Promise<void> {
     await removeDirs(this.dirs);
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
   }
 }

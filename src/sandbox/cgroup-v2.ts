@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import {
   keyedValue,
   killUntilEmpty,
@@ -30,14 +30,14 @@ export class CgroupV2 implements Cgroups {
     this.description = `cgroup v2 at ${base}`;
   }
 
-  async create(id: string): Promise<RunCgroup> {
-    await enableControllers(this.base);
-    const dir = await makeRunDir(this.base, this.parent, id);
+  create(id: string): RunCgroup {
+    enableControllers(this.base);
+    const dir = makeRunDir(this.base, this.parent, id);
     try {
-      await enableControllers(`${this.base}/${this.parent}`);
+      enableControllers(`${this.base}/${this.parent}`);
       return this.existing(id);
     } catch (err) {
-      await removeDirs([dir]).catch(() => undefined);
+      removeDirs([dir]).catch(() => undefined);
       throw err;
     }
   }
@@ -46,8 +46,8 @@ export class CgroupV2 implements Cgroups {
     return new RunCgroupV2(id, `${this.base}/${this.parent}/${id}`);
   }
 
-  async list(): Promise<string[]> {
-    return (await subdirs(`${this.base}/${this.parent}`)).sort();
+  list(): string[] {
+    return subdirs(`${this.base}/${this.parent}`).sort();
   }
 }
 
@@ -61,36 +61,36 @@ class RunCgroupV2 implements RunCgroup {
     this.procsFiles = [`${dir}/cgroup.procs`];
   }
 
-  async setLimits(limits: SandboxLimits): Promise<void> {
-    await writeControl(`${this.dir}/memory.max`, String(limits.memoryBytes));
-    await writeControl(`${this.dir}/memory.swap.max`, '0').catch(() => undefined);
+  setLimits(limits: SandboxLimits): void {
+    writeControl(`${this.dir}/memory.max`, String(limits.memoryBytes));
+    if (existsSync(`${this.dir}/memory.swap.max`)) writeControl(`${this.dir}/memory.swap.max`, '0');
     const quota = Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US));
-    await writeControl(`${this.dir}/cpu.max`, `${quota} ${CPU_PERIOD_US}`);
-    await writeControl(`${this.dir}/pids.max`, String(limits.pids));
+    writeControl(`${this.dir}/cpu.max`, `${quota} ${CPU_PERIOD_US}`);
+    writeControl(`${this.dir}/pids.max`, String(limits.pids));
   }
 
-  renameTo(): Promise<RunCgroup> {
-    return Promise.reject(new Error('cgroup v2 directories cannot be renamed'));
+  renameTo(): RunCgroup {
+    throw new Error('cgroup v2 directories cannot be renamed');
   }
 
   async killAll(): Promise<void> {
-    await writeControl(`${this.dir}/cgroup.kill`, '1').catch(() => undefined);
+    if (existsSync(`${this.dir}/cgroup.kill`)) writeControl(`${this.dir}/cgroup.kill`, '1');
     await killUntilEmpty(this.procsFiles);
   }
 
-  async usage(): Promise<{ maxMemoryBytes: number | null; cpuMs: number | null }> {
-    const peak = await readOptional(`${this.dir}/memory.peak`);
-    const usec = keyedValue(await readOptional(`${this.dir}/cpu.stat`), 'usage_usec');
+  usage(): { maxMemoryBytes: number | null; cpuMs: number | null } {
+    const peak = readOptional(`${this.dir}/memory.peak`);
+    const usec = keyedValue(readOptional(`${this.dir}/cpu.stat`), 'usage_usec');
     return {
       maxMemoryBytes: peak === null ? null : Number(peak),
       cpuMs: usec === null ? null : Math.round(usec / 1000),
     };
   }
 
-  async limitHit(): Promise<'memory' | 'pids' | null> {
-    const oom = keyedValue(await readOptional(`${this.dir}/memory.events`), 'oom_kill');
+  limitHit(): 'memory' | 'pids' | null {
+    const oom = keyedValue(readOptional(`${this.dir}/memory.events`), 'oom_kill');
     if (oom !== null && oom > 0) return 'memory';
-    const max = keyedValue(await readOptional(`${this.dir}/pids.events`), 'max');
+    const max = keyedValue(readOptional(`${this.dir}/pids.events`), 'max');
     if (max !== null && max > 0) return 'pids';
     return null;
   }
@@ -101,21 +101,16 @@ class RunCgroupV2 implements RunCgroup {
 }
 
 /** Enables memory, cpu and pids for the children of `dir`, unless they already are. */
-async function enableControllers(dir: string): Promise<void> {
-  const enabled = (await readOptional(`${dir}/cgroup.subtree_control`)) ?? '';
+function enableControllers(dir: string): void {
+  const enabled = readOptional(`${dir}/cgroup.subtree_control`) ?? '';
   const missing = ['memory', 'cpu', 'pids'].filter((c) => !enabled.split(/\s+/).includes(c));
   if (missing.length > 0) {
-    await writeControl(`${dir}/cgroup.subtree_control`, missing.map((c) => `+${c}`).join(' '));
+    writeControl(`${dir}/cgroup.subtree_control`, missing.map((c) => `+${c}`).join(' '));
   }
 }
 
 /** True when `base` is a v2 tree whose memory, cpu and pids controllers are available. */
-export async function usableV2(base: string): Promise<boolean> {
-  try {
-    await access(`${base}/cgroup.controllers`);
-  } catch {
-    return false;
-  }
-  const available = ((await readOptional(`${base}/cgroup.controllers`)) ?? '').split(/\s+/);
+export function usableV2(base: string): boolean {
+  const available = (readOptional(`${base}/cgroup.controllers`) ?? '').split(/\s+/);
   return ['memory', 'cpu', 'pids'].every((c) => available.includes(c));
 }

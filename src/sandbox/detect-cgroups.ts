@@ -23,7 +23,7 @@ export async function detectCgroups(root: string, parent: string): Promise<Cgrou
     bases = [...new Set(Object.values(v1))];
   } else {
     for (const base of [root, `${root}/unified`]) {
-      if (await usableV2(base)) {
+      if (usableV2(base)) {
         cgroups = new CgroupV2(base, parent);
         bases = [base];
         break;

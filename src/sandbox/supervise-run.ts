@@ -1,28 +1,27 @@
-import type { RunCgroup } from './cgroups.js';
 import type { SandboxKill, SandboxResult, SandboxSpec } from './sandbox.js';
+import type { Slot } from './slot-pool.js';
 import type { SpawnerClient } from './spawner-client.js';
-import type { SpawnRequest } from './spawner-protocol.js';
+import type { LaunchRequest } from './spawner-protocol.js';
 
-/** After bubblewrap exits and the cgroup is empty, how long its pipes may stay open. */
+/** After bubblewrap exits and the cgroup is swept, how long its pipes may stay open. */
 const RELEASE_AFTER_EXIT_MS = 2_000;
 
 /**
- * Runs one spawn request to its end: streams output to the spec, enforces the timeout and the
- * abort signal by killing the whole cgroup, sweeps the cgroup when bubblewrap exits (a detached
- * grandchild dies too), then reads usage and limit hits and removes the cgroup.
+ * Launches a slot and follows it to its end: streams output to the spec, enforces the timeout
+ * and the abort signal by killing the whole cgroup, sweeps the cgroup when bubblewrap exits (a
+ * detached grandchild dies too), then reads usage and limit hits and removes the cgroup.
  * @throws whatever the spec's output callbacks threw (after the run is cleaned up).
  */
 export function superviseRun(
   spec: SandboxSpec,
-  cgroup: RunCgroup,
+  slot: Slot,
   spawner: SpawnerClient,
-  request: SpawnRequest,
+  launch: LaunchRequest,
 ): Promise<SandboxResult> {
+  const cgroup = slot.cgroup;
   return new Promise<SandboxResult>((resolve, reject) => {
     const t0 = performance.now();
-    const key = request.key;
     let killed: SandboxKill | null = null;
-    let spawned = false;
     let exit: { code: number | null; signal: string | null; at: number } | null = null;
     let callbackError: unknown = null;
     let finished = false;
@@ -36,8 +35,7 @@ export function superviseRun(
     const kill = (reason: SandboxKill): void => {
       if (killed !== null || exit !== null) return;
       killed = reason;
-      // The process may not have joined its cgroup yet: kill it directly too.
-      spawner.kill(key);
+      spawner.kill(slot.key);
       void sweep();
     };
     const timer = setTimeout(() => kill('timeout'), spec.limits.timeoutMs);
@@ -56,57 +54,44 @@ export function superviseRun(
 
     const finish = async (status: string, lost: boolean): Promise<void> => {
       if (finished) return;
-      const T: number[] = [performance.now() - t0];
       finished = true;
       clearTimeout(timer);
       clearTimeout(releaseTimer);
       spec.signal.removeEventListener('abort', onAbort);
       await sweep();
-      T.push(performance.now() - t0);
-      const hit = await cgroup.limitHit().catch(() => null);
-      const usage = await cgroup.usage().catch(() => ({ maxMemoryBytes: null, cpuMs: null }));
-      T.push(performance.now() - t0);
+      const hit = cgroup.limitHit();
+      const usage = cgroup.usage();
       await cgroup.remove().catch(() => undefined);
-      T.push(performance.now() - t0);
-      if (process.env.GH_DEBUG) console.log('phases', exit?.at! - t0, T);
       if (callbackError !== null) {
-        reject(callbackError instanceof Error ? callbackError : new Error(String(callbackError)));
+        reject(
+          callbackError instanceof Error ? callbackError : new Error('an output callback threw'),
+        );
         return;
       }
-      const result: SandboxResult = {
+      resolve({
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,
-        started: wasStarted(status, spawned, exit, lost),
+        started: wasStarted(status, exit, lost, slot.endedBeforeAttach),
         killed: killed ?? hit,
         durationMs: Math.round((exit?.at ?? performance.now()) - t0),
         usage,
-      };
-      resolve(result);
+      });
     };
 
-    spawner
-      .spawn(request, {
-        spawned: () => (spawned = true),
-        failed: (message) => deliver(spec.onStderr, Buffer.from(`gatehouse: ${message}\n`)),
-        stdout: (chunk) => deliver(spec.onStdout, chunk),
-        stderr: (chunk) => deliver(spec.onStderr, chunk),
-        exit: (code, signal) => {
-          exit = { code, signal, at: performance.now() };
-          void sweep();
-          releaseTimer = setTimeout(() => spawner.release(key), RELEASE_AFTER_EXIT_MS);
-        },
-        closed: (status) => void finish(status, false),
-        lost: () => void finish('', true),
-      })
-      .catch((err: unknown) => {
-        finished = true;
-        clearTimeout(timer);
-        spec.signal.removeEventListener('abort', onAbort);
-        void cgroup
-          .remove()
-          .catch(() => undefined)
-          .then(() => reject(err instanceof Error ? err : new Error(String(err))));
-      });
+    slot.attach({
+      warm: () => {},
+      failed: (message) => deliver(spec.onStderr, Buffer.from(`gatehouse: ${message}\n`)),
+      stdout: (chunk) => deliver(spec.onStdout, chunk),
+      stderr: (chunk) => deliver(spec.onStderr, chunk),
+      exit: (code, signal) => {
+        exit = { code, signal, at: performance.now() };
+        void sweep();
+        releaseTimer = setTimeout(() => spawner.release(slot.key), RELEASE_AFTER_EXIT_MS);
+      },
+      closed: (status) => void finish(status, false),
+      lost: () => void finish('', true),
+    });
+    spawner.launch(launch);
   });
 }
 
@@ -114,15 +99,16 @@ export function superviseRun(
  * Whether the program was exec'd. bubblewrap writes `"exit-code"` to its status only when the exec
  * succeeded. Without it: a bubblewrap that exited with a code failed its setup (nothing ran); one
  * killed by a signal after it made the sandbox (`"child-pid"`) may have run the program, and so
- * may a run whose spawner died after spawning — counted as started, the safe side.
+ * may a run whose spawner died after the launch — counted as started, the safe side.
  */
 function wasStarted(
   status: string,
-  spawned: boolean,
   exit: { code: number | null } | null,
   lost: boolean,
+  endedBeforeLaunch: boolean,
 ): boolean {
   if (status.includes('"exit-code"')) return true;
-  if (lost) return spawned;
+  if (endedBeforeLaunch) return false;
+  if (lost) return true;
   return status.includes('"child-pid"') && (exit === null || exit.code === null);
 }

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,11 +101,17 @@ export function sh(fixture: SandboxFixture, script: string, spec: Partial<Sandbo
   return run(fixture, ['/bin/sh', '-c', script], spec);
 }
 
-/** Host processes whose command line matches `pattern` (pgrep -f), excluding pgrep itself. */
-export function hostProcesses(pattern: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n');
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
+/** Host processes (pids) whose command line contains `text`, like `pgrep -f`; not this one. */
+export function hostProcesses(text: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmdline.includes(text)) found.push(pid);
+    } catch {
+      // Exited meanwhile.
+    }
   }
+  return found;
 }

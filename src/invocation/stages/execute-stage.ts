@@ -50,7 +50,14 @@ export async function executeStage(
     })
     .finally(() => clearTimeout(timer));
   ctx.execution = result;
-  return { outcome: 'continue', reason: describe(result) };
+  const egress = record.egress;
+  if (egress.length === 0) return { outcome: 'continue', reason: describe(result) };
+  const refused = egress.filter((d) => !d.allowed).length;
+  return {
+    outcome: 'continue',
+    reason: `${describe(result)}; egress: ${egress.length - refused} connection(s) allowed, ${refused} refused`,
+    details: { egress },
+  };
 }
 
 function describe(r: ExecutionResult): string {

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import type { Cgroups, HostUser, RunCgroup } from './cgroups.js';
+import type { SpawnHandlers, SpawnerClient } from './spawner-client.js';
+import { SPAWN_FD } from './spawner-protocol.js';
+
+/**
+ * A slot's shell, on the host: no core dumps, bounded file size, join each cgroup (so bubblewrap
+ * and everything it forks are inside from the start), say `warm` on the status pipe, then read
+ * one line — the command — and eval it. A read that fails (the spawner is gone) ends the slot.
+ */
+const SLOT_SCRIPT = `ulimit -c 0 && ulimit -f "$1" || exit 125
+shift
+while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done
+echo warm >&${SPAWN_FD.STATUS}
+nl='
+'
+IFS= read -r line <&${SPAWN_FD.LINE} && eval "$line"
+exit 125`;
+
+/** How long after a launch the pool refills (see fillSoon()). */
+const REFILL_DELAY_MS = 3;
+
+/** A prepared process in its cgroups, waiting for its command; used by one run. */
+export class Slot {
+  readonly key = `slot-${randomUUID()}`;
+  /** The shell is in its cgroups (so a launch does not wait for the move). */
+  warm = false;
+  private markWarm!: (warm: boolean) => void;
+  /** Resolves true once the shell is in its cgroups, false if the slot ended before. */
+  readonly warmed = new Promise<boolean>((resolve) => (this.markWarm = resolve));
+  /** Whether the slot ended (its process gone) before a run attached to it. */
+  endedBeforeAttach = false;
+  private ended = false;
+  private target: SpawnHandlers | null = null;
+  private backlog: ((h: SpawnHandlers) => void)[] = [];
+  private markDone!: () => void;
+  /** Resolves once the slot's process and streams are gone. */
+  readonly done = new Promise<void>((resolve) => (this.markDone = resolve));
+
+  constructor(
+    public cgroup: RunCgroup,
+    readonly fileCount: number,
+    private readonly onEndIdle: (slot: Slot) => void,
+  ) {}
+
+  /** What the spawner client calls; events before attach() wait for the run. */
+  readonly handlers: SpawnHandlers = {
+    warm: () => {
+      this.warm = true;
+      this.markWarm(true);
+    },
+    failed: (message) => this.emit((h) => h.failed(message)),
+    stdout: (data) => this.emit((h) => h.stdout(data)),
+    stderr: (data) => this.emit((h) => h.stderr(data)),
+    exit: (code, signal) => this.emit((h) => h.exit(code, signal)),
+    closed: (status) => this.end((h) => h.closed(status)),
+    lost: () => this.end((h) => h.lost()),
+  };
+
+  /** Hands the slot's events to a run, replaying any that came before. */
+  attach(target: SpawnHandlers): void {
+    this.endedBeforeAttach = this.ended;
+    this.target = target;
+    for (const call of this.backlog) call(target);
+    this.backlog = [];
+  }
+
+  private emit(call: (h: SpawnHandlers) => void): void {
+    if (this.target !== null) call(this.target);
+    else this.backlog.push(call);
+  }
+
+  private end(call: (h: SpawnHandlers) => void): void {
+    this.ended = true;
+    this.markWarm(false);
+    this.emit(call);
+    if (this.target === null) this.onEndIdle(this);
+    this.markDone();
+  }
+}
+
+/** What a {@link SlotPool} needs. */
+export interface SlotPoolOptions {
+  cgroups: Cgroups;
+  spawner: SpawnerClient;
+  /** The host user of the sandboxes when the gateway runs as root. */
+  owner: HostUser | null;
+  seccompPath: string;
+  maxFileBytes: number;
+  /** How many warm slots to keep (cgroup v1 only: they are renamed to their run's id). */
+  size: number;
+  /** File pipes of a warm slot; a run with more files gets a slot of its own. */
+  fileCount: number;
+}
+
+/**
+ * Slots prepared ahead of runs. Moving a process into a cgroup waits for an RCU grace period
+ * (milliseconds), so warm slots join cgroups named `.warm-<uuid>` in the background; a run renames
+ * one to its id and launches it. Without warm slots (cgroup v2, or more files than a warm slot
+ * has), a run prepares a slot in a cgroup named by its id and waits for it.
+ */
+export class SlotPool {
+  private idle: Slot[] = [];
+  /** Cgroups of slots being prepared or idle: this pool's, not orphans. */
+  private readonly warmCgroups = new Set<string>();
+  private filling = 0;
+  private closed = false;
+  private readonly cleanups = new Set<Promise<void>>();
+
+  constructor(private readonly o: SlotPoolOptions) {}
+
+  /** Names of the cgroups of slots being prepared or idle: this pool's, not orphans. */
+  cgroupNames(): Set<string> {
+    return new Set(this.warmCgroups);
+  }
+
+  /**
+   * A slot whose cgroup is named `id`, for a run with `fileCount` files. Call fillSoon() once it
+   * is launched (not before: the spawner would spawn the next slot before launching this one).
+   * @throws when the cgroup cannot be made (EEXIST: a cgroup of that name exists).
+   */
+  async take(id: string, fileCount: number): Promise<Slot> {
+    if (this.o.cgroups.canRename && fileCount <= this.o.fileCount) {
+      // A slot still joining its cgroups is nearly warm: waiting for it beats starting afresh.
+      // It must be warm before the rename, since its shell joins the cgroups by path.
+      const i = Math.max(
+        this.idle.findIndex((s) => s.warm),
+        0,
+      );
+      const slot = this.idle.splice(i, 1)[0];
+      if (slot !== undefined && (await slot.warmed)) {
+        const warmName = slot.cgroup.id;
+        try {
+          slot.cgroup = slot.cgroup.renameTo(id);
+        } catch (err) {
+          this.idle.push(slot);
+          throw err;
+        }
+        this.warmCgroups.delete(warmName);
+        return slot;
+      }
+    }
+    const cgroup = this.o.cgroups.create(id, this.joinAs());
+    return this.prepare(cgroup, fileCount);
+  }
+
+  /**
+   * Calls fill() in a moment: after a launch, once the spawner has handed the run its command and
+   * waits for it, since spawning the next slot blocks the spawner for about a millisecond.
+   */
+  fillSoon(): void {
+    setTimeout(() => this.fill(), REFILL_DELAY_MS).unref();
+  }
+
+  /** Starts preparing warm slots up to the pool's size. */
+  fill(): void {
+    if (!this.o.cgroups.canRename) return;
+    while (!this.closed && this.idle.length + this.filling < this.o.size) {
+      this.filling++;
+      void this.prepareWarm().then((slot) => {
+        this.filling--;
+        if (slot === null) return;
+        if (this.closed) this.o.spawner.kill(slot.key);
+        else this.idle.push(slot);
+      });
+    }
+  }
+
+  /** Ends the idle slots and removes their cgroups. Safe to call twice. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const slot of this.idle) this.o.spawner.kill(slot.key);
+    await Promise.all(this.idle.map((s) => s.done));
+    await Promise.all(this.cleanups);
+  }
+
+  private async prepareWarm(): Promise<Slot | null> {
+    const name = `.warm-${randomUUID()}`;
+    this.warmCgroups.add(name);
+    try {
+      const cgroup = this.o.cgroups.create(name, this.joinAs());
+      return await this.prepare(cgroup, this.o.fileCount);
+    } catch {
+      this.warmCgroups.delete(name);
+      return null; // a run will prepare its own slot and report the failure
+    }
+  }
+
+  private async prepare(cgroup: RunCgroup, fileCount: number): Promise<Slot> {
+    const slot = new Slot(cgroup, fileCount, (s) => this.discard(s));
+    const joinAs = this.joinAs();
+    try {
+      await this.o.spawner.prepare(
+        {
+          type: 'prepare',
+          key: slot.key,
+          file: '/bin/sh',
+          args: [
+            '-c',
+            SLOT_SCRIPT,
+            'gatehouse-sandbox',
+            String(Math.ceil(this.o.maxFileBytes / 512)),
+            ...cgroup.procsFiles,
+            '--',
+          ],
+          uid: joinAs?.uid ?? null,
+          gid: joinAs?.gid ?? null,
+          seccompPath: this.o.seccompPath,
+          fileCount,
+        },
+        slot.handlers,
+      );
+    } catch (err) {
+      await cgroup.remove().catch(() => undefined);
+      throw err;
+    }
+    return slot;
+  }
+
+  /** The user a slot's shell runs as: the sandbox user when it can join its cgroups itself. */
+  private joinAs(): HostUser | null {
+    return this.o.cgroups.ownerCanJoin ? this.o.owner : null;
+  }
+
+  /** A slot that ended before any run took it: forget it and remove its cgroup. */
+  private discard(slot: Slot): void {
+    this.idle = this.idle.filter((s) => s !== slot);
+    const cleanup = slot.cgroup
+      .killAll()
+      .then(() => slot.cgroup.remove())
+      .catch(() => undefined)
+      .finally(() => {
+        this.warmCgroups.delete(slot.cgroup.id);
+        this.cleanups.delete(cleanup);
+      });
+    this.cleanups.add(cleanup);
+  }
+}
