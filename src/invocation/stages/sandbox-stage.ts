@@ -1,6 +1,6 @@
 import { isGatehouseError } from '../../core/index.js';
 import type { PipelineContext } from '../pipeline-context.js';
-import type { SandboxLeases, SandboxNeeds } from '../sandbox-leases.js';
+import type { SandboxLeases } from '../sandbox-leases.js';
 import type { StageResult } from '../stage.js';
 
 /** Kinds whose tools run in the gateway process itself and need no lease. */
