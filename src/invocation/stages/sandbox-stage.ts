@@ -36,7 +36,7 @@ export async function sandboxStage(
       invocationId: record.id,
       runId: record.runId,
       attemptId: record.attemptId,
-      needs: (d.sandbox ?? {}),
+      needs: d.sandbox ?? {},
       timeoutMs,
       credentials: ctx.credentials ?? { env: {}, files: [], leases: [] },
       signal: ctx.controller.signal,
