@@ -15,6 +15,7 @@ import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
+import { sandboxBench } from './sandbox.js';
 import type { Timing } from './measure.js';
 
 const WARMUP_CALLS = 500;
@@ -130,6 +131,8 @@ async function main(): Promise<void> {
     collectGarbage();
     const inproc = await inProcess(join(root, 'in-process'));
 
+    const sandboxed = await sandboxBench(join(root, 'sandbox'), 8);
+
     const restDir = join(root, 'rest');
     const rest = await underLoad(
       children,
@@ -188,6 +191,36 @@ async function main(): Promise<void> {
         'TenantPolicy.evaluate, cache hit',
       ),
     ];
+    if ('skipped' in sandboxed) {
+      rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
+    } else {
+      rows.push(
+        timingRow(
+          'sandboxed demo/sh `true`, governed, sequential',
+          sandboxed.governed,
+          ms,
+          'full pipeline, credential, lease, egress, cgroup',
+        ),
+        timingRow(
+          'sandboxed demo/sh `true`, governed, 8 in flight',
+          sandboxed.governedConcurrent,
+          ms,
+          '',
+        ),
+        timingRow(
+          'floor: bare bwrap `true`, same flags, sequential',
+          sandboxed.bare,
+          ms,
+          'spawned directly, no cgroup',
+        ),
+        timingRow(
+          'floor: bare bwrap `true`, same flags, 8 in flight',
+          sandboxed.bareConcurrent,
+          ms,
+          '',
+        ),
+      );
+    }
     const out = process.stdout;
     out.write(
       `Gatehouse bench — node ${process.version}, ${cpus().length} CPUs, data in ${root}\n\n`,
@@ -213,6 +246,11 @@ async function main(): Promise<void> {
         );
         process.exitCode = 1;
       }
+    }
+    if (!('skipped' in sandboxed)) {
+      out.write(
+        `Sandbox: governed p50 ${ms(sandboxed.governed.p50)} vs bare bwrap ${ms(sandboxed.bare.p50)} = ${(sandboxed.governed.p50 / sandboxed.bare.p50).toFixed(2)}× (target ≤ 1.3×).\n`,
+      );
     }
     out.write(`(${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   } finally {

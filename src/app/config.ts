@@ -34,8 +34,9 @@ export function loadConfig(
   flags: Partial<GatewayConfig>,
   env: NodeJS.ProcessEnv = process.env,
 ): GatewayConfig {
+  const dataDir = resolve(flags.dataDir ?? env.GATEHOUSE_DATA ?? '.data');
   const config: GatewayConfig = {
-    dataDir: resolve(flags.dataDir ?? env.GATEHOUSE_DATA ?? '.data'),
+    dataDir,
     host: flags.host ?? env.GATEHOUSE_HOST ?? '127.0.0.1',
     port: flags.port ?? int(env.GATEHOUSE_PORT, 'GATEHOUSE_PORT') ?? 7070,
     maxOutputBytes:
@@ -50,7 +51,7 @@ export function loadConfig(
       int(env.GATEHOUSE_APPROVAL_TTL_MS, 'GATEHOUSE_APPROVAL_TTL_MS') ??
       24 * 3600 * 1000,
     approvalQuorum: flags.approvalQuorum ?? quorum(env.GATEHOUSE_APPROVAL_QUORUM),
-    sandbox: flags.sandbox ?? loadSandboxConfig(env),
+    sandbox: flags.sandbox ?? loadSandboxConfig(env, dataDir),
     demo: flags.demo ?? false,
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
   };

@@ -1,4 +1,4 @@
-import { chmod } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { ExecutionCapacity, Reaper } from '../capacity/index.js';
@@ -60,8 +60,9 @@ export async function openExecution(o: {
       reapedAtStart: [],
       close: () => Promise.resolve(),
     };
-  // The sandbox user runs bubblewrap and must pass through the data directory to its workspace.
-  await chmod(config.dataDir, 0o711);
+  // The sandbox user runs bubblewrap and must pass through this root to its workspace and socket.
+  await mkdir(sc.root, { recursive: true, mode: 0o711 });
+  await chmod(sc.root, 0o711);
   const sandbox = await BwrapSandbox.start({ stateDir: join(config.dataDir, 'sandbox') });
   const problem = await sandbox.check();
   if (problem !== null) {
@@ -69,11 +70,11 @@ export async function openExecution(o: {
     return { ...base, sandboxProblem: problem, reapedAtStart: [], close: () => Promise.resolve() };
   }
   const workspaces = new Workspaces({
-    root: join(config.dataDir, 'workspaces'),
+    root: join(sc.root, 'workspaces'),
     repositories: sc.repositories,
   });
   const egress = new EgressProxy({
-    dir: join(config.dataDir, 'egress'),
+    dir: join(sc.root, 'egress'),
     socketOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
   });
   const leases = new SandboxLeases({

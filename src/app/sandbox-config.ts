@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { PoolConfig } from '../capacity/index.js';
 
@@ -5,6 +8,13 @@ import type { PoolConfig } from '../capacity/index.js';
 export interface SandboxConfig {
   /** `off` runs no sandbox: tools that need one fail before any effect. */
   enabled: boolean;
+  /**
+   * Where workspaces, egress sockets and the demo repository live. The sandbox user runs
+   * bubblewrap and must reach them, so this is not inside the (private) data directory; each
+   * path in it must be traversable by that user. Default: a directory under the system temp dir
+   * named after the data directory.
+   */
+  root: string;
   pool: PoolConfig;
   /** What a lease gets when its descriptor says nothing. */
   defaults: { cpus: number; memoryMb: number; pids: number };
@@ -21,10 +31,16 @@ export interface SandboxConfig {
 }
 
 /** The sandbox configuration from `GATEHOUSE_*` variables and defaults. */
-export function loadSandboxConfig(env: NodeJS.ProcessEnv): SandboxConfig {
+export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): SandboxConfig {
   const pool = keyValues(env.GATEHOUSE_POOL, 'GATEHOUSE_POOL');
   return {
     enabled: env.GATEHOUSE_SANDBOX !== 'off',
+    root:
+      env.GATEHOUSE_SANDBOX_DIR ??
+      join(
+        tmpdir(),
+        `gatehouse-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`,
+      ),
     pool: {
       name: 'default',
       cpus: num(pool.cpus, 'GATEHOUSE_POOL cpus') ?? 2,

@@ -15,7 +15,7 @@ export async function startGateway(
 ): Promise<{ gateway: Gateway; url: string; tokens?: DemoTokens }> {
   const deployLog = join(config.dataDir, 'demo-deployments.jsonl');
   if (config.demo) {
-    const repo = await ensureDemoRepository(join(config.dataDir, 'repos', 'demo'));
+    const repo = await ensureDemoRepository(join(config.sandbox.root, 'repos', 'demo'));
     config.sandbox.repositories = { demo: repo, ...config.sandbox.repositories };
   }
   const gateway = await Gateway.open(

@@ -87,7 +87,8 @@ export class Pipeline {
             c,
             o.executors,
             this.timeoutOf(c),
-            () => new OutputCapture(o.artifacts, c.redactor.stream(), o.maxOutputBytes),
+            () =>
+              new OutputCapture(o.artifacts, c.redactor.stream(), streamBound(o.maxOutputBytes)),
           ),
       },
       { name: 'sanitize', run: (c) => sanitizeStage(c, o.artifacts, o.maxOutputBytes) },
@@ -136,7 +137,12 @@ export class Pipeline {
           };
           return this.save(ctx, 'denied');
         case 'fail':
-          ctx.record.error = { code: result.code, message: result.reason, stage: step.name };
+          ctx.record.error = {
+            code: result.code,
+            message: result.reason,
+            stage: step.name,
+            ...(result.details ? { details: result.details } : {}),
+          };
           return this.save(ctx, 'failed');
         case 'suspend':
           return this.save(ctx, 'awaiting_approval');
@@ -282,6 +288,15 @@ function approvalSummary(
       .map((d) => ({ principal: d.principal, at: d.at })),
     decidedAt: a.decidedAt ?? '',
   };
+}
+
+/**
+ * What each output stream of a tool (stdout, stderr) keeps in the record: half the output bound,
+ * less room for the rest of the output (exit code, usage, truncation notes), so a cut stream still
+ * leaves the structured output within the bound and its artifact in view.
+ */
+function streamBound(maxOutputBytes: number): number {
+  return Math.max(256, Math.floor((maxOutputBytes - 1024) / 2));
 }
 
 function withClassification(ctx: PipelineContext): PipelineContext {

@@ -46,6 +46,8 @@ export interface LeaseAsk {
     env: Record<string, string>;
     files: { path: string; content: string; mode: number }[];
     leases: { ref: string; scope: string; expiresAt: string }[];
+    /** Brokered HTTP headers the egress proxy adds to the call's plain-HTTP requests. */
+    headers?: { host?: string; name: string; value: string }[];
   };
   signal: AbortSignal;
   onQueued: () => Promise<void>;
@@ -178,10 +180,21 @@ export class SandboxLeases {
     let endpoint: Awaited<ReturnType<EgressProxy['open']>> | undefined;
     try {
       // One endpoint per call (its decisions are its own); a short id keeps the socket path short.
+      const headers = ask.credentials.headers ?? [];
       endpoint = await this.o.egress.open(
         ask.invocationId.replace(/-/g, ''),
         lease.egressAllow,
         ask.onEgress,
+        headers.length === 0
+          ? {}
+          : {
+              injectHeaders: (host) =>
+                Object.fromEntries(
+                  headers
+                    .filter((h) => h.host === undefined || h.host === host)
+                    .map((h) => [h.name, h.value]),
+                ),
+            },
       );
     } catch (err) {
       this.inUse.delete(lease.id);

@@ -1,6 +1,7 @@
 import { access, chown, lstat, mkdir, mkdtemp, readlink, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
 import { bareBwrapArgs, bwrapOptions, sandboxCommand, slotCommandLine } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
@@ -24,7 +25,8 @@ export interface BwrapSandboxOptions {
   cgroupRoot?: string;
   /**
    * The directory under each hierarchy that holds this gateway's run cgroups, and the only one
-   * reapOrphans() empties. Two gateways on one machine need different ones. Default `gatehouse`.
+   * reapOrphans() empties. Default `gatehouse/<hash of stateDir>`: a gateway restarted on the
+   * same state reaps what it left, and two gateways with different state never reap each other.
    */
   cgroupParent?: string;
   /**
@@ -73,6 +75,7 @@ export class BwrapSandbox implements Sandbox {
     private readonly slots: SlotPool | null,
     private readonly listCgroups: () => string[],
     private readonly reapCgroup: (id: string) => Promise<void>,
+    private readonly removeCgroupParent: () => void,
     private readonly owner: HostUser | null,
     /** Empty when the slot shell already runs as the sandbox user, else the setpriv that drops to it. */
     private readonly dropPrivileges: string[],
@@ -93,9 +96,10 @@ export class BwrapSandbox implements Sandbox {
     const bwrap = options.bwrapPath ?? '/usr/bin/bwrap';
     const reasons: string[] = [];
     if (!(await exists(bwrap))) reasons.push(`${bwrap} is missing (apt-get install bubblewrap)`);
+    const instance = createHash('sha256').update(resolve(options.stateDir)).digest('hex');
     const found = await detectCgroups(
       options.cgroupRoot ?? '/sys/fs/cgroup',
-      options.cgroupParent ?? DEFAULT_CGROUP_PARENT,
+      options.cgroupParent ?? `${DEFAULT_CGROUP_PARENT}/${instance.slice(0, 12)}`,
     );
     if (typeof found === 'string') reasons.push(found);
     let seccompPath = '';
@@ -138,6 +142,7 @@ export class BwrapSandbox implements Sandbox {
         await cgroup.killAll();
         await cgroup.remove();
       },
+      () => cgroups?.removeParentIfEmpty(),
       owner,
       dropPrivileges,
       seccompPath,
@@ -205,6 +210,7 @@ export class BwrapSandbox implements Sandbox {
       await this.slots?.close();
       await this.spawner.close();
       await Promise.allSettled(this.active.values());
+      this.removeCgroupParent();
     })();
     return this.closing;
   }

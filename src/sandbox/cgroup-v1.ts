@@ -9,6 +9,7 @@ import {
   procsOf,
   readOptional,
   removeDirs,
+  rmdirQuietly,
   subdirs,
   writeControl,
 } from './cgroups.js';
@@ -61,6 +62,10 @@ export class CgroupV1 implements Cgroups {
 
   existing(id: string): RunCgroupV1 {
     return new RunCgroupV1(id, this.controllers, this.parent);
+  }
+
+  removeParentIfEmpty(): void {
+    for (const mount of this.mounts) rmdirQuietly(`${mount}/${this.parent}`);
   }
 
   list(): string[] {

@@ -5,6 +5,7 @@ import {
   makeRunDir,
   readOptional,
   removeDirs,
+  rmdirQuietly,
   subdirs,
   writeControl,
 } from './cgroups.js';
@@ -44,6 +45,10 @@ export class CgroupV2 implements Cgroups {
 
   existing(id: string): RunCgroup {
     return new RunCgroupV2(id, `${this.base}/${this.parent}/${id}`);
+  }
+
+  removeParentIfEmpty(): void {
+    rmdirQuietly(`${this.base}/${this.parent}`);
   }
 
   list(): string[] {

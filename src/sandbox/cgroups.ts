@@ -51,6 +51,8 @@ export interface Cgroups {
   existing(id: string): RunCgroup;
   /** Ids of every run cgroup present (of this gateway's parent directory). */
   list(): string[];
+  /** Removes this gateway's parent directories if they are empty (at close). */
+  removeParentIfEmpty(): void;
 }
 
 /** How long killAll() and remove() keep trying before giving up. */
@@ -153,6 +155,15 @@ export function subdirs(dir: string): string[] {
       .map((e) => e.name);
   } catch {
     return [];
+  }
+}
+
+/** Removes a directory if it is empty; anything else (absent, busy, not empty) is fine. */
+export function rmdirQuietly(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty or gone.
   }
 }
 

@@ -4,7 +4,7 @@ import type { V1Controller } from './cgroup-v1.js';
 import { CgroupV2, usableV2 } from './cgroup-v2.js';
 import type { Cgroups } from './cgroups.js';
 
-/** Where the gateway keeps its runs' cgroups, under each hierarchy's root. */
+/** Where gateways keep their runs' cgroups, under each hierarchy's root (one subdirectory each). */
 export const DEFAULT_CGROUP_PARENT = 'gatehouse';
 
 /**

@@ -30,7 +30,8 @@ export interface SandboxSpec {
   argv: string[];
   /**
    * The entire environment of the program (nothing is inherited from the gateway), plus `PATH`
-   * when not given and `PWD=/workspace`, which bubblewrap always sets.
+   * when not given, `PWD=/workspace` (bubblewrap always sets it) and, with egress, the proxy
+   * variables (`HTTP_PROXY`, `HTTPS_PROXY` and lower-case; `NO_PROXY` removed).
    */
   env: Record<string, string>;
   /** Host directory bound read-write at `/workspace`, the working directory. */

@@ -103,7 +103,7 @@ export class SlotPool {
   private idle: Slot[] = [];
   /** Cgroups of slots being prepared or idle: this pool's, not orphans. */
   private readonly warmCgroups = new Set<string>();
-  private filling = 0;
+  private readonly preparing = new Set<Promise<void>>();
   private closed = false;
   private readonly cleanups = new Set<Promise<void>>();
 
@@ -155,20 +155,19 @@ export class SlotPool {
   /** Starts preparing warm slots up to the pool's size. */
   fill(): void {
     if (!this.o.cgroups.canRename) return;
-    while (!this.closed && this.idle.length + this.filling < this.o.size) {
-      this.filling++;
-      void this.prepareWarm().then((slot) => {
-        this.filling--;
-        if (slot === null) return;
-        if (this.closed) this.o.spawner.kill(slot.key);
-        else this.idle.push(slot);
+    while (!this.closed && this.idle.length + this.preparing.size < this.o.size) {
+      const preparing = this.prepareWarm().then((slot) => {
+        this.preparing.delete(preparing);
+        if (slot !== null) this.idle.push(slot);
       });
+      this.preparing.add(preparing);
     }
   }
 
   /** Ends the idle slots and removes their cgroups. Safe to call twice. */
   async close(): Promise<void> {
     this.closed = true;
+    await Promise.all(this.preparing);
     for (const slot of this.idle) this.o.spawner.kill(slot.key);
     await Promise.all(this.idle.map((s) => s.done));
     await Promise.all(this.cleanups);

@@ -91,7 +91,9 @@ export function superviseRun(
       closed: (status) => void finish(status, false),
       lost: () => void finish('', true),
     });
-    spawner.launch(launch);
+    // Aborted while the slot was being readied: end the slot without launching anything.
+    if (spec.signal.aborted) kill('abort');
+    else spawner.launch(launch);
   });
 }
 

@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
 import type { DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
+import { ensureDemoRepository } from '../../src/app/demo-repository.js';
+import type { SandboxConfig } from '../../src/app/sandbox-config.js';
+import type { PoolConfig } from '../../src/capacity/index.js';
 import type { Clock } from '../../src/core/index.js';
 import type { NativeHandler } from '../../src/executors/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
@@ -44,6 +47,8 @@ export interface DemoGateway {
   gateway: Gateway;
   tokens: DemoTokens;
   dataDir: string;
+  /** Where the gateway keeps workspaces, egress sockets and the demo repository. */
+  sandboxRoot: string;
   /** The base URL (`http://127.0.0.1:PORT`) when started with `listen: true`. */
   url?: string;
   /** How many times the native handler `name` (e.g. `demo.propose-change`) has been entered. */
@@ -74,6 +79,11 @@ export interface DemoGatewayOptions {
   clock?: Clock;
   /** Also listen on a real socket (port 0), for clients that need one (the event stream). */
   listen?: boolean;
+  /**
+   * Sandbox settings laid over the defaults field by field (`pool` too), unlike
+   * `config.sandbox`, which replaces them whole.
+   */
+  sandbox?: Partial<Omit<SandboxConfig, 'pool'>> & { pool?: Partial<PoolConfig> };
 }
 
 /**
@@ -83,6 +93,19 @@ export interface DemoGatewayOptions {
 export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<DemoGateway> {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
   const config = loadConfig({ dataDir, port: 0, demo: true, ...o.config }, {});
+  if (o.sandbox) {
+    const { pool, ...rest } = o.sandbox;
+    config.sandbox = { ...config.sandbox, ...rest, pool: { ...config.sandbox.pool, ...pool } };
+  }
+  const root = sandboxRoot(config);
+  if (config.demo) {
+    // As `gatehouse serve --demo` does (startGateway): the repository demo/git-log reads.
+    const repo = await ensureDemoRepository(join(root, 'repos', 'demo'));
+    config.sandbox = {
+      ...config.sandbox,
+      repositories: { demo: repo, ...config.sandbox.repositories },
+    };
+  }
   const executions = new Map<string, number>();
   const gateway = await Gateway.open(config, {
     ...(o.clock ? { clock: o.clock } : {}),
@@ -131,6 +154,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     gateway,
     tokens,
     dataDir,
+    sandboxRoot: root,
     ...(url !== undefined ? { url } : {}),
     executions: (name) => executions.get(name) ?? 0,
     inject,
@@ -143,10 +167,21 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     stop: () => gateway.close(),
     async close() {
       await gateway.close();
-      if (!removed && o.dataDir === undefined) rmSync(dataDir, { recursive: true, force: true });
+      if (!removed && o.dataDir === undefined) {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (root !== dataDir) rmSync(root, { recursive: true, force: true });
+      }
       removed = true;
     },
   };
+}
+
+/**
+ * Where a gateway keeps workspaces, egress sockets and the demo repository: `sandbox.root` where
+ * the configuration has one, else the data directory.
+ */
+export function sandboxRoot(config: GatewayConfig): string {
+  return (config.sandbox as { root?: string }).root ?? config.dataDir;
 }
 
 /** Wraps every handler registered from now on so its entries are counted in `counts`. */

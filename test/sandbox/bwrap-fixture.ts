@@ -34,7 +34,7 @@ let counter = 0;
 
 export async function startSandbox(name: string): Promise<SandboxFixture> {
   const stateDir = await mkdtemp(join(tmpdir(), `gatehouse-${name}-state-`));
-  const cgroupParent = `gatehouse-test-${name}-${process.pid}`;
+  const cgroupParent = `gatehouse/test-${name}-${process.pid}`;
   const sandbox = await BwrapSandbox.start({ stateDir, cgroupParent });
   const unavailable = await sandbox.check();
   const dirs: string[] = [stateDir];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isGatehouseError } from '../../src/core/index.js';
-import { DEFAULT_PATH, EGRESS_PROXY_URL } from '../../src/sandbox/index.js';
+import { BwrapSandbox, DEFAULT_PATH, EGRESS_PROXY_URL } from '../../src/sandbox/index.js';
 import { LIMITS, hostProcesses, run, sh, startSandbox } from './bwrap-fixture.js';
 import type { SandboxFixture } from './bwrap-fixture.js';
 
@@ -207,6 +207,20 @@ describe.skipIf(fixture.unavailable !== null)(
       expect(await f.sandbox.reapOrphans()).toEqual([]);
       // The warm slots of this sandbox survive a reap and still serve runs.
       expect((await sh(f, 'echo still')).stdout).toBe('still\n');
+    });
+
+    it('never reaps the runs of another gateway (each has its own cgroup parent)', async () => {
+      const stateDir = await f.privateDir();
+      const other = await BwrapSandbox.start({ stateDir });
+      try {
+        const id = `other-gateway-${process.pid}`;
+        const running = sh(f, 'sleep 0.5; echo survived', { id });
+        await sleep(200);
+        expect(await other.reapOrphans()).not.toContain(id);
+        expect((await running).stdout).toBe('survived\n');
+      } finally {
+        await other.close();
+      }
     });
 
     it('gives egress through a forwarder to the proxy socket, with the proxy variables', async () => {

@@ -122,13 +122,18 @@ export class ShellExecutor implements Executor {
         message: `the sandbox could not start the tool: ${err.text.slice(0, 500)}`,
       };
     if (result.killed !== null) {
+      // The execute stage's timer aborts the call at the same timeout: that abort is a timeout.
+      const killed =
+        result.killed === 'abort' && abortCode(req.signal) === 'TIMEOUT'
+          ? 'timeout'
+          : result.killed;
       const code =
-        result.killed === 'timeout'
+        killed === 'timeout'
           ? 'TIMEOUT'
-          : result.killed === 'abort'
+          : killed === 'abort'
             ? abortCode(req.signal)
-            : `LIMIT_${result.killed.toUpperCase()}`;
-      const message = `the tool was killed (${result.killed}${result.killed === 'timeout' ? ` after ${lease.limits.timeoutMs} ms` : ''}) while running`;
+            : `LIMIT_${killed.toUpperCase()}`;
+      const message = `the tool was killed (${killed}${killed === 'timeout' ? ` after ${lease.limits.timeoutMs} ms` : ''}) while running`;
       return canHaveEffect
         ? { status: 'uncertain', code, message, output }
         : { status: 'failed', code, message, output };
@@ -146,7 +151,10 @@ export class ShellExecutor implements Executor {
   }
 }
 
+/** TIMEOUT (the execute stage's timer), or the `code` the aborter gave (REVOKED, SHUTDOWN), or ABORTED. */
 function abortCode(signal: AbortSignal): string {
-  const code = (signal.reason as { code?: unknown } | null)?.code;
+  const reason = signal.reason as unknown;
+  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
+  const code = (reason as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : 'ABORTED';
 }

@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { auditRecords, leaseRows, publishAgent, shTool } from '../helpers/sandbox-tools.js';
+
+const ATTEMPT_TTL_MS = 1_500;
+
+let g: DemoGateway;
+let agent: string;
+let repo: string;
+
+beforeAll(async () => {
+  // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
+  g = await startDemoGateway({
+    sandbox: { attemptTtlMs: ATTEMPT_TTL_MS, reapIntervalMs: 3_600_000 },
+  });
+  repo = g.gateway.config.sandbox.repositories.demo!;
+  agent = await publishAgent(g, 'worktree-agent', [
+    shTool(
+      'test/worktree-sh',
+      { sandbox: { worktree: { repository: 'demo', ref: 'HEAD' } } },
+      {
+        env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' },
+      },
+    ),
+  ]);
+});
+
+afterAll(async () => {
+  await g?.close();
+});
+
+function git(...args: string[]): string {
+  return execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' });
+}
+
+let n = 0;
+async function inAttempt(attemptId: string, script: string): Promise<InvocationRecord> {
+  n += 1;
+  const res = await g.invoke(agent, `wt-${n}`, {
+    ...(call('test/worktree-sh', { script }) as object),
+    runId: 'run-1',
+    attemptId,
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.status, JSON.stringify(res.body.error)).toBe('observed');
+  return res.body;
+}
+
+const stdout = (r: InvocationRecord) => (r.output as { stdout: string }).stdout;
+
+describe('git worktrees', () => {
+  it('demo/git-log shows the latest commits of the demo repository from its own worktree', async () => {
+    const res = await g.invoke(g.tokens.agent, 'git-log-2', call('demo/git-log', { count: 2 }));
+    const r = res.body;
+    expect(r.status).toBe('observed');
+    const subjects = git('log', '--format=%s', '-n', '2').trim().split('\n');
+    expect(subjects).toEqual(['Greet the whole world', 'Add the app']);
+    const lines = stdout(r).trim().split('\n');
+    expect(lines.map((l) => l.replace(/^[0-9a-f]+ /, ''))).toEqual(subjects);
+    expect(r.lease).toMatchObject({
+      holder: `invocation/${r.id}`,
+      worktree: { repository: 'demo', ref: 'HEAD' },
+    });
+    // A per-invocation worktree is gone with its call.
+    const leaseId = String(r.lease?.id);
+    expect(existsSync(join(g.sandboxRoot, 'workspaces', leaseId))).toBe(false);
+    expect(git('worktree', 'list')).not.toContain(leaseId);
+  });
+
+  it('the calls of one attempt share a lease and worktree; another attempt gets its own; the reaper removes it when it expires', async () => {
+    const a1 = await inAttempt('attempt-a', 'echo from-first > note.txt; git log --format=%s -n 1');
+    expect(stdout(a1)).toBe('Greet the whole world\n');
+    const a2 = await inAttempt('attempt-a', 'cat note.txt; git status --porcelain');
+    expect(stdout(a2)).toBe('from-first\n?? note.txt\n');
+    const b1 = await inAttempt('attempt-b', 'cat note.txt 2>/dev/null || echo no-note');
+    expect(stdout(b1)).toBe('no-note\n');
+
+    const leaseA = String(a1.lease?.id);
+    const leaseB = String(b1.lease?.id);
+    expect(a2.lease?.id).toBe(leaseA);
+    expect(leaseB).not.toBe(leaseA);
+    expect(a1.lease).toMatchObject({
+      holder: 'attempt/run-1/attempt-a',
+      worktree: { repository: 'demo', ref: 'HEAD' },
+    });
+    expect(b1.lease?.holder).toBe('attempt/run-1/attempt-b');
+
+    // Between calls the attempt's worktree stays, registered with the repository.
+    const workspaceA = join(g.sandboxRoot, 'workspaces', leaseA);
+    const workspaceB = join(g.sandboxRoot, 'workspaces', leaseB);
+    expect(existsSync(join(workspaceA, 'note.txt'))).toBe(true);
+    expect(existsSync(workspaceB)).toBe(true);
+    expect(git('worktree', 'list')).toContain(workspaceA);
+    expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseA)?.status).toBe('active');
+
+    // Not expired yet: a reaper pass leaves both alone.
+    expect(await g.gateway.execution.reaper!.runOnce()).toEqual([]);
+    expect(existsSync(workspaceA)).toBe(true);
+
+    await new Promise((resolve) => setTimeout(resolve, ATTEMPT_TTL_MS + 100));
+    const reaped = await g.gateway.execution.reaper!.runOnce();
+    expect(reaped.sort()).toEqual([leaseA, leaseB].sort());
+    for (const [leaseId, dir] of [
+      [leaseA, workspaceA],
+      [leaseB, workspaceB],
+    ] as const) {
+      expect(existsSync(dir)).toBe(false);
+      expect(git('worktree', 'list')).not.toContain(leaseId);
+      expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseId)?.status).toBe('reaped');
+      const record = auditRecords(g).find(
+        (a) => a.type === 'lease.reaped' && a.subject === `lease/${leaseId}`,
+      );
+      expect(record?.data.reason).toMatch(/^expired at /);
+    }
+  });
+});
