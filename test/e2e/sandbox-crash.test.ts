@@ -1,0 +1,185 @@
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DemoTokens } from '../../src/app/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import { ensureBuilt, spawnServer } from '../helpers/cli.js';
+import type { ServerProcess } from '../helpers/cli.js';
+import { cgroupDirsNamed, leaseRows, processesMatching } from '../helpers/sandbox-tools.js';
+
+beforeAll(() => {
+  ensureBuilt();
+});
+
+const servers: ServerProcess[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  // SIGTERM: a server still up closes its sandboxes, so a failed test leaves no orphans.
+  for (const s of servers.splice(0)) await s.kill('SIGTERM');
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function start(data: string): Promise<ServerProcess> {
+  const s = await spawnServer(data);
+  servers.push(s);
+  return s;
+}
+
+async function api<T = unknown>(
+  base: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  key?: string,
+): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (key) headers['idempotency-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** A process, by pid and start time (so a reused pid is not mistaken for it). */
+interface Proc {
+  pid: number;
+  start: string;
+  cmdline: string;
+}
+
+function stat(pid: number): { ppid: number; start: string; state: string } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { state: rest[0]!, ppid: Number(rest[1]), start: rest[19]! };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `root` and every process descended from it. */
+function processTree(root: number): Proc[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = stat(Number(entry));
+    if (s) children.set(s.ppid, [...(children.get(s.ppid) ?? []), Number(entry)]);
+  }
+  const out: Proc[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    const s = stat(pid);
+    if (!s) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+    } catch {
+      // gone meanwhile
+    }
+    out.push({ pid, start: s.start, cmdline });
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** Whether the very process `p` (not a later one with its pid) still runs (zombies do not). */
+function alive(p: Proc): boolean {
+  const s = stat(p.pid);
+  return s !== undefined && s.start === p.start && s.state !== 'Z';
+}
+
+/** The workspace directories of a lease, wherever this build keeps workspaces. */
+function workspaceDirs(dataDir: string, leaseId: string): string[] {
+  const candidates = [join(dataDir, 'workspaces', leaseId)];
+  for (const e of readdirSync(tmpdir()))
+    if (e.startsWith('gatehouse')) candidates.push(join(tmpdir(), e, 'workspaces', leaseId));
+  return candidates.filter((c) => existsSync(c));
+}
+
+describe('a Gatehouse killed with SIGKILL while a sandboxed call runs', () => {
+  it('leaves no sandbox process, cgroup or workspace behind after restart, and the lease reaped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-sandbox-crash-'));
+    dirs.push(dir);
+    const first = await start(dir);
+    const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
+    const mark = `sleep 59.${process.pid % 1000}`;
+    const pending = api(
+      first.url,
+      'POST',
+      '/v1/invocations',
+      tokens.agent,
+      { tool: { id: 'demo/sh', version: '1.0.0' }, input: { script: mark }, environment: 'dev' },
+      'crash-sh',
+    );
+    pending.catch(() => undefined);
+
+    let running: InvocationRecord | undefined;
+    for (let i = 0; i < 250 && !running; i++) {
+      const list = await api<{ invocations: InvocationRecord[] }>(
+        first.url,
+        'GET',
+        '/v1/invocations?status=running',
+        tokens.operator,
+      );
+      running = list.body.invocations[0];
+      if (!running) await sleep(20);
+    }
+    expect(running?.tool.id).toBe('demo/sh');
+    const leaseId = String(running!.lease?.id);
+    // The sandbox really runs: its process, cgroups and workspace exist.
+    for (let i = 0; i < 250 && processesMatching(mark).length === 0; i++) await sleep(20);
+    expect(processesMatching(mark).length).toBeGreaterThan(0);
+    expect(cgroupDirsNamed(leaseId).length).toBeGreaterThan(0);
+    const workspaces = workspaceDirs(dir, leaseId);
+    expect(workspaces).toHaveLength(1);
+    // Workspaces may live outside the data directory (a sandbox root): remove that too at the end.
+    const root = dirname(dirname(workspaces[0]!));
+    if (!root.startsWith(dir)) dirs.push(root);
+    const oldRun = processTree(first.pid).filter((p) => p.pid !== first.pid);
+    expect(oldRun.some((p) => p.cmdline.includes(mark))).toBe(true);
+
+    await first.kill('SIGKILL');
+    await expect(pending).rejects.toThrow();
+
+    const second = await start(dir);
+    // Right after start: nothing of the old run is left.
+    expect(oldRun.filter(alive)).toEqual([]);
+    expect(processesMatching(mark)).toEqual([]);
+    expect(cgroupDirsNamed(leaseId)).toEqual([]);
+    expect(workspaces.filter((w) => existsSync(w))).toEqual([]);
+
+    const record = await api<InvocationRecord>(
+      second.url,
+      'GET',
+      `/v1/invocations/${running!.id}`,
+      tokens.operator,
+    );
+    expect(record.body.status).toBe('uncertain');
+    expect(record.body.error?.code).toBe('GATEWAY_RESTARTED');
+    expect(record.body.lease?.id).toBe(leaseId);
+
+    await second.kill('SIGTERM');
+    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
+    try {
+      const lease = leaseRows(db).find((l) => l.id === leaseId);
+      expect(lease?.status).toBe('reaped');
+      expect(lease?.holder).toBe(`invocation/${running!.id}`);
+      const reaped = (db.prepare('SELECT record FROM audit_records').all() as { record: string }[])
+        .map((r) => JSON.parse(r.record) as { type: string; subject: string; actor: string })
+        .filter((r) => r.type === 'lease.reaped' && r.subject === `lease/${leaseId}`);
+      expect(reaped).toHaveLength(1);
+      expect(reaped[0]!.actor).toBe('reaper');
+    } finally {
+      db.close();
+    }
+  });
+});
