@@ -1,21 +1,11 @@
 import type { ValidateFunction } from 'ajv';
-import {
-  ErrorCode,
-  EventType,
-  GatehouseError,
-  canonicalDigest,
-  compareClass,
-  isoTime,
-} from '../core/index.js';
-import type { Clock, LedgerEntries } from '../core/index.js';
-import { toolRef } from './descriptor.js';
-import { agentReleaseRef } from './agent-release.js';
-import { canTransitionDescriptor } from './descriptor-state.js';
-import type { DescriptorState } from './descriptor-state.js';
+import { ErrorCode, GatehouseError, canonicalDigest, isoTime } from '../core/index.js';
+import type { Clock } from '../core/index.js';
 import type { JsonSchemaValidator } from './json-schema.js';
 import { ReleaseEventParser } from './release-events.js';
 import type { InFlightPolicy, ReleaseEvent } from './release-events.js';
 import { compileDescriptorShape, validateDescriptor } from './validate-descriptor.js';
+import { planReleaseEvent } from './plan-release-event.js';
 import type { ExecutionCheck } from './validate-descriptor.js';
 import type {
   AppliedEvent,
@@ -198,7 +188,21 @@ export class ToolRegistry {
       digest,
       appliedAt: now,
     };
-    const plan = this.plan(tenant, e, now, actor);
+    const plan = planReleaseEvent(e, {
+      tenant,
+      now,
+      actor,
+      tool: (id, version) => this.tools.get(key(tenant, id, version)),
+      release: (agentId, version) => this.releases.get(key(tenant, agentId, version)),
+      validate: (d) =>
+        validateDescriptor(
+          d,
+          this.options.schemas,
+          this.shape,
+          this.options.canExecute,
+          '/data/descriptor',
+        ),
+    });
     const change: ToolStoreChange = { event, ledger: plan.ledger };
     if (plan.descriptor) change.descriptor = plan.descriptor;
     if (plan.agentRelease) change.agentRelease = plan.agentRelease;
@@ -228,172 +232,6 @@ export class ToolRegistry {
     }
     return { id: e.id, type: e.type, result: plan.result, message: plan.message };
   }
-
-  private plan(tenant: string, e: ReleaseEvent, now: string, actor: string): Plan {
-    const ledger = (
-      type: string,
-      subject: string,
-      data: Record<string, unknown>,
-      eventType?: EventType,
-    ): LedgerEntries => ({
-      audit: [{ tenant, type, subject, at: now, actor, data: { eventId: e.id, ...data } }],
-      events: eventType ? [{ type: eventType, tenant, subject, at: now, data }] : [],
-    });
-    switch (e.type) {
-      case 'AssetReleasePublished': {
-        const { assetId, version } = e.data;
-        const v = validateDescriptor(
-          e.data.descriptor,
-          this.options.schemas,
-          this.shape,
-          this.options.canExecute,
-          '/data/descriptor',
-        );
-        if (v.descriptor.id !== assetId || v.descriptor.version !== version) {
-          throw new GatehouseError(
-            ErrorCode.INVALID_EVENT,
-            `Event ${JSON.stringify(e.id)} publishes ${assetId}@${version} but its descriptor says ${toolRef(v.descriptor)}; they must match.`,
-            { details: { pointer: '/data/descriptor/id' } },
-          );
-        }
-        const existing = this.tools.get(key(tenant, assetId, version));
-        const subject = `tool/${assetId}@${version}`;
-        if (existing) {
-          if (existing.stored.digest !== v.digest) {
-            throw new GatehouseError(
-              ErrorCode.CONFLICT,
-              `${assetId}@${version} is already published with another descriptor (digest ${existing.stored.digest}); descriptors are immutable, publish a new version.`,
-            );
-          }
-          return {
-            result: 'unchanged',
-            message: `${assetId}@${version} already published (${existing.stored.state})`,
-            ledger: ledger('descriptor.republished', subject, { digest: v.digest }),
-          };
-        }
-        const descriptor: StoredDescriptor = {
-          tenant,
-          descriptor: v.descriptor,
-          digest: v.digest,
-          state: 'active',
-          inFlightPolicy: e.data.inFlightPolicy ?? 'finish',
-          stateReason: null,
-          publishedAt: now,
-          updatedAt: now,
-        };
-        return {
-          result: 'applied',
-          message: `${assetId}@${version} is active`,
-          descriptor,
-          validateInput: v.validateInput,
-          ledger: ledger(
-            'descriptor.activated',
-            subject,
-            { digest: v.digest, class: v.descriptor.sideEffect.class, kind: v.descriptor.kind },
-            EventType.DescriptorActivated,
-          ),
-        };
-      }
-      case 'AssetReleaseDeprecated':
-      case 'AssetReleaseRevoked': {
-        const { assetId, version } = e.data;
-        const to: DescriptorState = e.type === 'AssetReleaseDeprecated' ? 'deprecated' : 'revoked';
-        const existing = this.tools.get(key(tenant, assetId, version));
-        if (!existing) {
-          throw new GatehouseError(
-            ErrorCode.CONFLICT,
-            `${assetId}@${version} has not been published in tenant ${tenant}, so it cannot be ${to}; publish it first (events of one asset apply in order).`,
-          );
-        }
-        const from = existing.stored.state;
-        const subject = `tool/${assetId}@${version}`;
-        if (from === to) {
-          return {
-            result: 'unchanged',
-            message: `${assetId}@${version} is already ${to}`,
-            ledger: ledger(`descriptor.${to}.repeated`, subject, {}),
-          };
-        }
-        if (!canTransitionDescriptor(from, to)) {
-          throw new GatehouseError(
-            ErrorCode.CONFLICT,
-            `${assetId}@${version} is ${from}; it cannot become ${to}.`,
-          );
-        }
-        const reason = e.data.reason ?? null;
-        return {
-          result: 'applied',
-          message: `${assetId}@${version} is ${to}`,
-          descriptor: { ...existing.stored, state: to, stateReason: reason, updatedAt: now },
-          ledger: ledger(
-            `descriptor.${to}`,
-            subject,
-            { from, to, reason, inFlightPolicy: existing.stored.inFlightPolicy },
-            EventType.DescriptorRetired,
-          ),
-        };
-      }
-      case 'AgentReleasePublished': {
-        const { agentId, version, closure, policy } = e.data;
-        const problems: string[] = [];
-        closure.forEach((t, i) => {
-          const found = this.tools.get(key(tenant, t.id, t.version));
-          const at = `/data/closure/${i}`;
-          if (!found) problems.push(`${at} ${t.id}@${t.version} is not a published tool`);
-          else if (found.stored.state !== 'active')
-            problems.push(`${at} ${t.id}@${t.version} is ${found.stored.state}`);
-          else if (compareClass(found.stored.descriptor.sideEffect.class, policy.maxClass) > 0) {
-            problems.push(
-              `${at} ${t.id}@${t.version} declares class ${found.stored.descriptor.sideEffect.class}, above the release's maxClass ${policy.maxClass}`,
-            );
-          }
-        });
-        if (problems.length > 0) {
-          throw new GatehouseError(
-            ErrorCode.INVALID_EVENT,
-            `Agent release ${agentId}@${version} is rejected: ${problems.join('; ')}.`,
-            { details: { problems } },
-          );
-        }
-        const release = { agentId, version, closure, policy };
-        const digest = canonicalDigest(release);
-        const existing = this.releases.get(key(tenant, agentId, version));
-        const subject = `agent/${agentReleaseRef(release)}`;
-        if (existing) {
-          if (existing.digest !== digest) {
-            throw new GatehouseError(
-              ErrorCode.CONFLICT,
-              `Agent release ${agentReleaseRef(release)} is already published with another closure or policy; publish a new version.`,
-            );
-          }
-          return {
-            result: 'unchanged',
-            message: `${agentReleaseRef(release)} already published`,
-            ledger: ledger('agent-release.republished', subject, { digest }),
-          };
-        }
-        return {
-          result: 'applied',
-          message: `${agentReleaseRef(release)} is published with ${closure.length} tools`,
-          agentRelease: { tenant, release, digest, publishedAt: now },
-          ledger: ledger('agent-release.published', subject, {
-            digest,
-            closure,
-            maxClass: policy.maxClass,
-          }),
-        };
-      }
-    }
-  }
-}
-
-interface Plan {
-  result: EventOutcome['result'];
-  message: string;
-  descriptor?: StoredDescriptor;
-  validateInput?: ValidateFunction;
-  agentRelease?: StoredAgentRelease;
-  ledger: LedgerEntries;
 }
 
 function assetOf(e: ReleaseEvent): string {
