@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
+import { SANDBOX_ID_INSIDE } from '../../src/sandbox/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import {
@@ -114,9 +115,9 @@ describe('demo/sh through the gateway', () => {
       worktree: null,
     });
     expect(lease.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(lease.credentials).toEqual([
-      { id: expect.any(String), ref: 'demo-token', scope: 'demo', expiresAt: expect.any(String) },
-    ]);
+    const creds = lease.credentials as Record<string, unknown>[];
+    expect(creds.map((c) => Object.keys(c).sort())).toEqual([['expiresAt', 'id', 'ref', 'scope']]);
+    expect(creds.map((c) => [c.ref, c.scope])).toEqual([['demo-token', 'demo']]);
 
     const byStage = new Map(r.trace.map((t) => [t.stage, t]));
     const credentials = byStage.get('credentials');
@@ -124,7 +125,7 @@ describe('demo/sh through the gateway', () => {
     const issued = (credentials?.details as { leases: Record<string, unknown>[] }).leases;
     expect(issued).toHaveLength(1);
     expect(Object.keys(issued[0]!).sort()).toEqual(['expiresAt', 'id', 'ref', 'scope', 'version']);
-    expect(issued[0]).toMatchObject({ ref: 'demo-token', scope: 'demo' });
+    expect(issued[0]).toMatchObject({ ref: 'demo-token', scope: 'demo', id: creds[0]!.id });
     const sandbox = byStage.get('sandbox');
     expect(sandbox?.decision).toBe('pass');
     expect(sandbox?.reason).toMatch(/0\.5 CPU, 256 MiB, 64 pids, 0 GPU, timeout 10000 ms/);
@@ -220,9 +221,9 @@ describe('a brokered secret', () => {
       /removed .*brokered:test-token \(base64\)/,
     );
     // The credential lease, not the value, is what the record shows.
-    expect(r.lease?.credentials).toEqual([
-      { id: expect.any(String), ref: 'test-token', scope: 'test', expiresAt: expect.any(String) },
-    ]);
+    const creds = r.lease?.credentials as Record<string, unknown>[];
+    expect(creds.map((c) => Object.keys(c).sort())).toEqual([['expiresAt', 'id', 'ref', 'scope']]);
+    expect(creds.map((c) => [c.ref, c.scope])).toEqual([['test-token', 'test']]);
   });
 });
 
@@ -377,6 +378,7 @@ describe('escapes', () => {
     const env = outputOf(r).stdout;
     expect(env).not.toContain(CANARY);
     expect(env).not.toContain('GATEHOUSE_');
+    expect(env).toContain('DEMO_TOKEN=[REDACTED:brokered:demo-token]\n');
     const names = env
       .trim()
       .split('\n')
@@ -397,7 +399,7 @@ describe('escapes', () => {
     );
   });
 
-  it("cannot write outside /workspace, read the gateway's data or keys or another call's workspace, or link out", async () => {
+  it("cannot write outside /workspace, read the gateway's data or keys or another call's workspace, link out, make devices or gain privileges", async () => {
     const data = g.dataDir;
     const keys = readdirSync(join(data, 'keys'));
     expect(keys.length).toBeGreaterThan(0);
@@ -440,6 +442,9 @@ describe('escapes', () => {
       'try device mknod null c 1 3',
       'try sudo sudo id',
       'try read-shadow cat /etc/shadow',
+      'try fifo-usr mkfifo /usr/gatehouse-fifo',
+      'try fifo-workspace mkfifo /workspace/fifo',
+      'echo "uid=$(id -u) setuid-copy=$(cp /usr/bin/id ./myid && chmod u+s ./myid && ./myid -u)"',
       'echo x > /workspace/ok && echo workspace=yes',
       'echo x > /tmp/ok && echo tmp=yes',
     ].join('\n');
@@ -461,6 +466,9 @@ describe('escapes', () => {
       'device=no',
       'sudo=no',
       'read-shadow=no',
+      'fifo-usr=no',
+      'fifo-workspace=yes',
+      `uid=${SANDBOX_ID_INSIDE} setuid-copy=${SANDBOX_ID_INSIDE}`,
       'workspace=yes',
       'tmp=yes',
     ]);

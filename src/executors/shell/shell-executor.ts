@@ -151,7 +151,10 @@ export class ShellExecutor implements Executor {
   }
 }
 
-/** TIMEOUT (the execute stage's timer), or the `code` the aborter gave (REVOKED, SHUTDOWN), or ABORTED. */
+/**
+ * TIMEOUT (the execute stage's timer), or the `code` the aborter gave (REVOKED, SHUTDOWN), or
+ * ABORTED.
+ */
 function abortCode(signal: AbortSignal): string {
   const reason = signal.reason as unknown;
   if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
