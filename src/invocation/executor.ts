@@ -54,3 +54,14 @@ export interface Executor {
   /** Null when this executor can run the descriptor, otherwise why not. */
   check(descriptor: ToolDescriptor): string | null;
 }
+
+/**
+ * Why a call's signal was aborted, as an error code: TIMEOUT, the `code` the aborter gave
+ * (REVOKED, SHUTDOWN), or ABORTED.
+ */
+export function abortCode(signal: AbortSignal): string {
+  const reason = signal.reason as unknown;
+  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
+  const code = (reason as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'ABORTED';
+}

@@ -4,6 +4,7 @@ export type { StageDecision, StageResult, TraceEntry } from './stage.js';
 export type { InvocationRecord, OutputInfo, Provenance } from './invocation-record.js';
 export type { InvocationStore, InvocationStep, InvocationQuery } from './invocation-store.js';
 export type { Executor, ExecutionRequest, ExecutionResult } from './executor.js';
+export { abortCode } from './executor.js';
 export { Pipeline } from './pipeline.js';
 export type { PipelineOptions, PipelineMetrics } from './pipeline.js';
 export { InvocationService } from './invocation-service.js';

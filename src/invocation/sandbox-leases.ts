@@ -101,17 +101,7 @@ export class SandboxLeases {
         .find((l) => l.tenant === ask.tenant && l.holder === holder);
       if (lease) lease = await this.o.capacity.touch(lease, this.o.defaults.attemptTtlMs);
       else {
-        lease = await this.acquire(ask, holder, this.o.defaults.attemptTtlMs);
-        try {
-          const w = ask.needs.worktree;
-          const ws = w
-            ? await this.o.workspaces.worktree(lease.id, w.repository, w.ref)
-            : await this.o.workspaces.fresh(lease.id);
-          lease.readOnlyMounts.push(...ws.readOnlyMounts);
-        } catch (err) {
-          await this.o.capacity.release(lease, 'its workspace could not be made');
-          throw err;
-        }
+        lease = await this.acquireWithWorkspace(ask, holder, this.o.defaults.attemptTtlMs);
       }
       return await this.attach(ask, lease, async () => {
         await this.o.capacity.touch(lease, this.o.defaults.attemptTtlMs);
@@ -124,21 +114,31 @@ export class SandboxLeases {
   }
 
   private async holdForInvocation(ask: LeaseAsk): Promise<HeldLease> {
-    const lease = await this.acquire(ask, `invocation/${ask.invocationId}`, ask.timeoutMs + 60_000);
+    const lease = await this.acquireWithWorkspace(
+      ask,
+      `invocation/${ask.invocationId}`,
+      ask.timeoutMs + 60_000,
+    );
+    return this.attach(ask, lease, async () => {
+      await this.o.workspaces.remove(lease.id);
+      await this.o.capacity.release(lease, 'the call ended');
+    });
+  }
+
+  /** A new lease with its workspace: a worktree when the descriptor names one, else a fresh dir. */
+  private async acquireWithWorkspace(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {
+    const lease = await this.acquire(ask, holder, ttlMs);
     try {
       const w = ask.needs.worktree;
       const ws = w
         ? await this.o.workspaces.worktree(lease.id, w.repository, w.ref)
         : await this.o.workspaces.fresh(lease.id);
       lease.readOnlyMounts.push(...ws.readOnlyMounts);
+      return lease;
     } catch (err) {
       await this.o.capacity.release(lease, 'its workspace could not be made');
       throw err;
     }
-    return this.attach(ask, lease, async () => {
-      await this.o.workspaces.remove(lease.id);
-      await this.o.capacity.release(lease, 'the call ended');
-    });
   }
 
   private acquire(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {

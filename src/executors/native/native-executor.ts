@@ -1,4 +1,5 @@
 import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import { abortCode } from '../../invocation/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 
 /** What a native tool is given besides its input. */
@@ -106,12 +107,4 @@ function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
-}
-
-/** TIMEOUT, or the `code` the aborter gave (REVOKED, SHUTDOWN), or ABORTED. */
-function abortCode(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
-  const code = (reason as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'ABORTED';
 }

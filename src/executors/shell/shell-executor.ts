@@ -1,4 +1,5 @@
 import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import { abortCode } from '../../invocation/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import { fillTemplate } from './argv-template.js';
@@ -155,9 +156,3 @@ export class ShellExecutor implements Executor {
  * TIMEOUT (the execute stage's timer), or the `code` the aborter gave (REVOKED, SHUTDOWN), or
  * ABORTED.
  */
-function abortCode(signal: AbortSignal): string {
-  const reason = signal.reason as unknown;
-  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
-  const code = (reason as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'ABORTED';
-}
