@@ -191,6 +191,7 @@ export class Gateway {
       const server = buildServer({
         version: '0.1.0',
         logger: config.logRequests,
+        mcp: { allowedHosts: [config.host] },
         services: {
           registry,
           directory,

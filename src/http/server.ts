@@ -3,6 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { errorBody } from './error-status.js';
+import { mountMcpEndpoint } from './mcp-endpoint.js';
+import type { McpEndpointOptions } from './mcp-endpoint.js';
 import { openApiDocument } from './openapi.js';
 import type { Route } from './route.js';
 import type { GatewayServices } from './services.js';
@@ -24,6 +26,8 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Log each request (default false: the gateway's own records are the audit). */
   logger?: boolean;
+  /** The agents' MCP endpoint `/mcp`: allowed hosts and origins beyond the local ones. */
+  mcp?: McpEndpointOptions;
 }
 
 const anonymous: Principal = {
@@ -75,6 +79,8 @@ export function buildServer(o: ServerOptions): FastifyInstance {
       },
     });
   }
+
+  mountMcpEndpoint(app, s, { ...o.mcp, version: o.version });
 
   app.get('/healthz', () => ({ status: 'ok' }));
   app.get('/readyz', (_req, reply) => {

@@ -5,7 +5,7 @@ import type { InvocationService, UncertainEffects } from '../invocation/index.js
 import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
 import type { Directory } from '../tenancy/index.js';
-import type { ToolRegistry } from '../tools/index.js';
+import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
 /** The parts the REST API translates to. */
@@ -28,4 +28,9 @@ export interface GatewayServices {
   sandbox: () => string | null;
   /** False while starting or stopping. */
   ready: () => boolean;
+  /**
+   * Whether a tool can be offered to agents now (the MCP endpoint lists only healthy tools);
+   * absent means every tool is healthy. The MCP upstream's health probe answers it for `mcp` tools.
+   */
+  healthy?: (tool: StoredDescriptor) => boolean;
 }

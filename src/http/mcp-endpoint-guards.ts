@@ -1,0 +1,106 @@
+import type { FastifyRequest } from 'fastify';
+import { ErrorCode, GatehouseError } from '../core/index.js';
+import { hasRole } from '../tenancy/index.js';
+import type { Principal } from '../tenancy/index.js';
+import type { GatewayServices } from './services.js';
+
+/** Where `/mcp` may be reached from: names besides the local ones, and browser origins. */
+export interface McpReach {
+  /**
+   * Host names accepted in `Host` (on the listening port) besides `localhost`, `127.0.0.1`,
+   * `[::1]` and the address the request arrived on: the configured listen host, a DNS name.
+   */
+  allowedHosts?: string[];
+  /** Origins accepted besides `http://<an accepted host>:<port>`. */
+  allowedOrigins?: string[];
+}
+
+const JWT = /^eyJ[\w-]*\.[\w-]*\.[\w-]*$/;
+const LOCAL_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** The `host:port` forms a request may name in `Host`, on the port it arrived at. */
+function authorities(req: FastifyRequest, o: McpReach): Set<string> {
+  const port = req.socket.localPort;
+  const local = req.socket.localAddress?.replace(/^::ffff:/, '');
+  const arrived = local === undefined ? [] : [local.includes(':') ? `[${local}]` : local];
+  const names = [...LOCAL_NAMES, ...arrived, ...(o.allowedHosts ?? [])];
+  return new Set(names.map((n) => `${n.toLowerCase()}:${port}`));
+}
+
+/** @throws GatehouseError FORBIDDEN when `Host` is not one this gateway serves (DNS rebinding). */
+export function checkHost(req: FastifyRequest, o: McpReach): void {
+  const host = req.headers.host?.toLowerCase();
+  if (host === undefined || !authorities(req, o).has(host)) {
+    throw new GatehouseError(
+      ErrorCode.FORBIDDEN,
+      `Host ${JSON.stringify(req.headers.host ?? '')} is not a name this gateway serves /mcp under (DNS rebinding protection); add it to the allowed hosts.`,
+    );
+  }
+}
+
+/** @throws GatehouseError FORBIDDEN when a browser sent an Origin this gateway does not allow. */
+export function checkOrigin(req: FastifyRequest, o: McpReach): void {
+  const origin = req.headers.origin;
+  if (origin === undefined) return;
+  const allowed = new Set([
+    ...[...authorities(req, o)].map((a) => `http://${a}`),
+    ...(o.allowedOrigins ?? []),
+  ]);
+  if (!allowed.has(origin.toLowerCase())) {
+    throw new GatehouseError(
+      ErrorCode.FORBIDDEN,
+      `Origin ${JSON.stringify(origin)} may not call /mcp (DNS rebinding protection); add it to the allowed origins.`,
+    );
+  }
+}
+
+/**
+ * The agent a bearer token belongs to. Tokens are opaque Gatehouse tokens; a JWT was issued for
+ * another audience and is refused without being looked at.
+ * @throws GatehouseError UNAUTHENTICATED (no, malformed, foreign or unknown token), FORBIDDEN (not an agent).
+ */
+export function authenticateAgent(s: GatewayServices, header: string | undefined): Principal {
+  if (header === undefined)
+    throw new GatehouseError(
+      ErrorCode.UNAUTHENTICATED,
+      'Authorization header missing: send "Authorization: Bearer <agent token>".',
+    );
+  const token = /^Bearer ([\x21-\x7e]{1,4096})$/.exec(header)?.[1];
+  if (token === undefined)
+    throw new GatehouseError(
+      ErrorCode.UNAUTHENTICATED,
+      'Authorization header must be "Bearer <agent token>".',
+    );
+  if (JWT.test(token))
+    throw new GatehouseError(
+      ErrorCode.UNAUTHENTICATED,
+      'This token is a JWT issued for another audience; /mcp accepts only Gatehouse agent tokens.',
+    );
+  const principal = s.directory.authenticate(token);
+  if (!principal)
+    throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
+  if (!hasRole(principal, 'agent') || !principal.agent || !principal.project) {
+    throw new GatehouseError(
+      ErrorCode.FORBIDDEN,
+      `/mcp serves agent principals (with a project and an agent release); you have the roles ${principal.roles.join(', ') || 'none'}.`,
+    );
+  }
+  return principal;
+}
+
+/** Fastify's body errors as our codes; anything else passes through (foreign → INTERNAL later). */
+export function translateBodyError(err: unknown): unknown {
+  if (err instanceof GatehouseError) return err;
+  const e = err as { code?: string; statusCode?: number };
+  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new GatehouseError(
+      ErrorCode.PAYLOAD_TOO_LARGE,
+      'The request body is larger than /mcp accepts.',
+    );
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
+    return new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      'The request body is not a JSON-RPC message in JSON.',
+    );
+  return err;
+}

@@ -1,0 +1,143 @@
+import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import { ErrorCode, GatehouseError, requestHash, sha256Hex } from '../core/index.js';
+import type { Principal } from '../tenancy/index.js';
+import { McpToolNames } from './mcp-endpoint-names.js';
+import { toProtocolError } from './mcp-endpoint-errors.js';
+import { MetaKey, recordResult, refusalResult } from './mcp-endpoint-results.js';
+import type { GatewayServices } from './services.js';
+
+/** Options of {@link createSessionServer}. */
+export interface SessionServerOptions {
+  services: GatewayServices;
+  /** The agent the session is bound to (checked to be one by the endpoint). */
+  principal: Principal;
+  /** The session's id, known once the transport has made it. */
+  sessionId: () => string | undefined;
+  version: string;
+}
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The MCP server of one agent's session: `tools/list` shows the active, healthy tools of the
+ * agent's release closure; `tools/call` runs the governed pipeline as that agent.
+ */
+export function createSessionServer(o: SessionServerOptions): Server {
+  const s = o.services;
+  const p = o.principal;
+  const server = new Server(
+    { name: 'gatehouse', version: o.version },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else one is derived from the session and request); after an approval, repeat the call with _meta "gatehouse/approvalId".',
+    },
+  );
+  const closure = () =>
+    s.registry.agentRelease(p.tenant, p.agent!.id, p.agent!.version)?.release.closure ?? [];
+  let names: McpToolNames | undefined;
+  // The closure of an agent release never changes, so neither do its names.
+  const namesOf = () => (names ??= new McpToolNames(closure()));
+
+  server.setRequestHandler('tools/list', () => {
+    try {
+      const healthy = s.healthy ?? (() => true);
+      const tools: Tool[] = [];
+      for (const ref of closure()) {
+        const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;
+        if (!stored || stored.state === 'revoked' || !healthy(stored)) continue;
+        const d = stored.descriptor;
+        // MCP arguments are an object; a tool whose input is not one cannot be offered.
+        if (d.inputSchema.type !== 'object') continue;
+        tools.push({
+          name: namesOf().nameOf(ref),
+          ...(d.title ? { title: d.title } : {}),
+          description: d.description,
+          inputSchema: d.inputSchema as Tool['inputSchema'],
+          annotations: { readOnlyHint: d.sideEffect.class === 'read' },
+          _meta: {
+            'gatehouse/tool': { id: d.id, version: d.version, class: d.sideEffect.class },
+            'gatehouse/state': stored.state,
+          },
+        });
+      }
+      return { tools };
+    } catch (err) {
+      throw toProtocolError(err);
+    }
+  });
+
+  server.setRequestHandler('tools/call', async (request) => {
+    const { name, arguments: args, _meta } = request.params;
+    const ref = namesOf().refOf(name);
+    if (!ref) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${name} is not a tool of this agent's release (see tools/list).`,
+      );
+    }
+    const meta = (_meta ?? {}) as Record<string, unknown>;
+    const extra: Record<string, unknown> = {};
+    try {
+      const environment = environmentOf(s, p, meta[MetaKey.environment]);
+      const input = args ?? {};
+      let key = meta[MetaKey.idempotencyKey];
+      if (key === undefined) {
+        const hash = requestHash({
+          tenant: p.tenant,
+          project: p.project!,
+          environment,
+          agent: p.agent!,
+          tool: ref,
+          input,
+        });
+        key = `mcp-${sha256Hex(`${o.sessionId() ?? ''}\n${hash}`)}`;
+        extra[MetaKey.idempotencyKeyDerived] = true;
+      } else if (typeof key !== 'string' || !KEY.test(key)) {
+        throw invalid(
+          `_meta "${MetaKey.idempotencyKey}" must be 1–255 printable ASCII characters without spaces.`,
+        );
+      }
+      extra[MetaKey.idempotencyKey] = key;
+      const approvalId = meta[MetaKey.approvalId];
+      if (approvalId !== undefined && typeof approvalId !== 'string')
+        throw invalid(`_meta "${MetaKey.approvalId}" must be a string (the approval's id).`);
+      const record = await s.invocations.invoke(p, {
+        tool: ref,
+        input,
+        environment,
+        idempotencyKey: key as string,
+        ...(approvalId !== undefined ? { approvalId } : {}),
+      });
+      return project(server, recordResult(record, extra));
+    } catch (err) {
+      if (err instanceof GatehouseError) return project(server, refusalResult(err, extra));
+      throw toProtocolError(err);
+    }
+  });
+  return server;
+}
+
+function project(server: Server, result: CallToolResult): CallToolResult {
+  return server.projectCallToolResult(result, undefined);
+}
+
+function invalid(message: string): GatehouseError {
+  return new GatehouseError(ErrorCode.INVALID_INPUT, message);
+}
+
+/**
+ * The environment a call names in `_meta`, else `dev` when the agent's project has one.
+ * @throws GatehouseError INVALID_INPUT when neither is there.
+ */
+function environmentOf(s: GatewayServices, p: Principal, given: unknown): string {
+  if (typeof given === 'string' && given.length > 0) return given;
+  if (given !== undefined)
+    throw invalid(`_meta "${MetaKey.environment}" must be a non-empty string.`);
+  const names = s.directory.environmentsOf(p.tenant, p.project!).map((e) => e.name);
+  if (names.includes('dev')) return 'dev';
+  throw invalid(
+    `Name the environment in _meta "${MetaKey.environment}" (one of ${names.join(', ') || 'none'}).`,
+  );
+}

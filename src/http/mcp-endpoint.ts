@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import {
+  WebStandardStreamableHTTPServerTransport,
+  isInitializeRequest,
+} from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode, GatehouseError } from '../core/index.js';
+import type { Principal } from '../tenancy/index.js';
+import { jsonRpcRefusal } from './mcp-endpoint-errors.js';
+import {
+  authenticateAgent,
+  checkHost,
+  checkOrigin,
+  translateBodyError,
+} from './mcp-endpoint-guards.js';
+import type { McpReach } from './mcp-endpoint-guards.js';
+import { createSessionServer } from './mcp-endpoint-session.js';
+import type { GatewayServices } from './services.js';
+
+/** Options of {@link mountMcpEndpoint}. */
+export interface McpEndpointOptions extends McpReach {
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** Sessions one agent may hold; opening another closes its least recently used (default 16). */
+  maxSessionsPerPrincipal?: number;
+}
+
+interface Session {
+  principal: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+}
+
+/** Only these request headers reach the MCP transport; the client's token never goes further. */
+const FORWARDED = [
+  'accept',
+  'content-type',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+];
+
+/**
+ * `POST /mcp` (and `DELETE /mcp` to end a session): the agents' MCP endpoint over Streamable HTTP.
+ * Host, Origin and the agent's bearer token are checked before the body is read; each session is
+ * bound to the agent that opened it, and a request with another principal's session id is answered
+ * as if the session did not exist.
+ */
+export function mountMcpEndpoint(
+  app: FastifyInstance,
+  s: GatewayServices,
+  o: McpEndpointOptions & { version: string },
+): void {
+  const sessions = new Map<string, Session>();
+  const principals = new WeakMap<FastifyRequest, Principal>();
+  const maxSessions = o.maxSessionsPerPrincipal ?? 16;
+
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...sessions.values()].map((x) => x.transport.close()));
+    sessions.clear();
+  });
+
+  const open = async (principal: Principal): Promise<WebStandardStreamableHTTPServerTransport> => {
+    const mine = [...sessions.entries()].filter(([, x]) => x.principal === principal.id);
+    for (const [id, x] of mine.slice(0, Math.max(0, mine.length - maxSessions + 1))) {
+      sessions.delete(id);
+      await x.transport.close();
+    }
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        sessions.set(id, { principal: principal.id, transport });
+      },
+      onsessionclosed: (id) => {
+        sessions.delete(id);
+      },
+    });
+    const server = createSessionServer({
+      services: s,
+      principal,
+      sessionId: () => transport.sessionId,
+      version: o.version,
+    });
+    await server.connect(transport);
+    server.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    return transport;
+  };
+
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    const principal = principals.get(req)!;
+    const sessionId = req.headers['mcp-session-id'];
+    let transport: WebStandardStreamableHTTPServerTransport;
+    if (typeof sessionId === 'string') {
+      const session = sessions.get(sessionId);
+      if (!session || session.principal !== principal.id) {
+        throw new GatehouseError(
+          ErrorCode.NOT_FOUND,
+          'Session not found: it ended or was never yours. Send initialize without Mcp-Session-Id to open one.',
+        );
+      }
+      // Most recently used last, so the oldest is closed first when an agent opens too many.
+      sessions.delete(sessionId);
+      sessions.set(sessionId, session);
+      transport = session.transport;
+    } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
+      transport = await open(principal);
+    } else {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        'Header Mcp-Session-Id is required: open a session with an initialize request first.',
+      );
+    }
+    const headers = new Headers();
+    for (const name of FORWARDED) {
+      const v = req.headers[name];
+      if (typeof v === 'string') headers.set(name, v);
+    }
+    const answer = await transport.handleRequest(
+      new Request(`http://gatehouse.invalid${req.url}`, { method: req.method, headers }),
+      req.method === 'POST' ? { parsedBody: req.body } : {},
+    );
+    void reply.code(answer.status);
+    answer.headers.forEach((value, name) => void reply.header(name, value));
+    if (!answer.body) return reply.send();
+    if (answer.headers.get('content-type')?.startsWith('text/event-stream')) {
+      return reply.send(Readable.fromWeb(answer.body as NodeReadableStream<Uint8Array>));
+    }
+    return reply.send(await answer.text());
+  };
+
+  app.route({
+    method: ['POST', 'DELETE'],
+    url: '/mcp',
+    bodyLimit: o.bodyLimit ?? 1024 * 1024,
+    onRequest: (req, _reply, done) => {
+      try {
+        checkHost(req, o);
+        checkOrigin(req, o);
+        principals.set(req, authenticateAgent(s, req.headers.authorization));
+        done();
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+    handler,
+    errorHandler: (err, req, reply) => {
+      const { status, body } = jsonRpcRefusal(translateBodyError(err));
+      if (status >= 500) req.log.error({ err }, 'MCP request failed');
+      if (status === 401) void reply.header('www-authenticate', 'Bearer realm="gatehouse"');
+      void reply.code(status).send(body);
+    },
+  });
+  // No server-initiated messages yet, so no standalone SSE stream (the spec allows 405).
+  app.get('/mcp', (_req, reply) =>
+    reply
+      .code(405)
+      .header('allow', 'POST, DELETE')
+      .send({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp.' },
+      }),
+  );
+}

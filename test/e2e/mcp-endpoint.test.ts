@@ -1,0 +1,303 @@
+import { request as httpRequest } from 'node:http';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyReceipt } from '../../src/audit/index.js';
+import type { JwkSet } from '../../src/audit/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+
+let g: DemoGateway;
+let url: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  g = await startDemoGateway({ listen: true });
+  url = `${g.url!}/mcp`;
+});
+afterAll(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()));
+  await g?.close();
+});
+
+async function connect(token = g.tokens.agent): Promise<{
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+}> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return { client, transport };
+}
+
+function meta(r: CallToolResult): Record<string, unknown> {
+  return r._meta ?? {};
+}
+
+function text(r: CallToolResult): string {
+  const first = r.content[0];
+  return first?.type === 'text' ? first.text : '';
+}
+
+/** A raw POST to /mcp with the initialize request, for the refusals the SDK client cannot send. */
+function rawPost(
+  headers: Record<string, string>,
+  body: string = JSON.stringify(initialize),
+): Promise<{ status: number; body: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: '/mcp',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          host: u.host,
+          ...headers,
+        },
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+};
+
+describe('POST /mcp with the official SDK client', () => {
+  it('lists the active tools of the agent release closure with their schemas, and not revoked ones', async () => {
+    const { client } = await connect();
+    const before = await client.listTools();
+    const echo = before.tools.find((t) => t.name === 'demo_echo__1_0_0');
+    expect(echo?.description).toMatch(/Returns the message/);
+    expect(echo?.inputSchema).toMatchObject({ type: 'object', required: ['message'] });
+    expect(before.tools.map((t) => t.name)).toContain('demo_propose-change__1_0_0');
+    for (const t of before.tools) expect(t.name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+
+    const tools = await g.inject<{ tools: { id: string; state: string }[] }>('GET', '/v1/tools', {
+      token: g.tokens.agent,
+    });
+    const callable = tools.body.tools.filter((t) => t.state !== 'revoked');
+    expect(before.tools).toHaveLength(callable.length);
+
+    const revoked = await g.inject('POST', '/v1/events', {
+      token: g.tokens.admin,
+      body: {
+        id: 'revoke:demo/sleep',
+        type: 'AssetReleaseRevoked',
+        data: { assetId: 'demo/sleep', version: '1.0.0', reason: 'test' },
+      },
+    });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    const after = await client.listTools();
+    expect(before.tools.map((t) => t.name)).toContain('demo_sleep__1_0_0');
+    expect(after.tools.map((t) => t.name)).not.toContain('demo_sleep__1_0_0');
+    expect(after.tools).toHaveLength(before.tools.length - 1);
+  });
+
+  it('calls demo/echo through the pipeline, with provenance and a receipt that verifies', async () => {
+    const { client } = await connect();
+    const r = await client.callTool({
+      name: 'demo_echo__1_0_0',
+      arguments: { message: 'hello over MCP' },
+    });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.parse(text(r))).toEqual({ message: 'hello over MCP' });
+    expect(r.structuredContent).toEqual({ message: 'hello over MCP' });
+    const m = meta(r);
+    expect(m['gatehouse/status']).toBe('observed');
+    expect(m['gatehouse/idempotencyKeyDerived']).toBe(true);
+    const id = m['gatehouse/invocationId'] as string;
+    expect(m['gatehouse/provenance']).toEqual({
+      tool: 'demo/echo',
+      version: '1.0.0',
+      invocation: id,
+      untrusted: true,
+    });
+
+    const record = await g.inject<InvocationRecord>('GET', `/v1/invocations/${id}`, {
+      token: g.tokens.agent,
+    });
+    expect(record.status).toBe(200);
+    expect(record.body.status).toBe('observed');
+    expect(record.body.environment).toBe('dev');
+    expect(record.body.requestHash).toBe(m['gatehouse/requestHash']);
+    const keys = await g.inject<JwkSet>('GET', '/v1/receipt-keys');
+    const receipt = await g.inject('GET', `/v1/invocations/${id}/receipt`, {
+      token: g.tokens.agent,
+    });
+    expect(verifyReceipt(receipt.body, keys.body).ok).toBe(true);
+
+    // The derived idempotency key is stable: the same call is the same invocation.
+    const again = await client.callTool({
+      name: 'demo_echo__1_0_0',
+      arguments: { message: 'hello over MCP' },
+    });
+    expect(meta(again)['gatehouse/invocationId']).toBe(id);
+    expect(meta(again)['gatehouse/idempotencyKey']).toBe(m['gatehouse/idempotencyKey']);
+    expect(g.executions('demo.echo')).toBe(1);
+
+    // A caller's own key is used as given.
+    const own = await client.callTool({
+      name: 'demo_echo__1_0_0',
+      arguments: { message: 'hello over MCP' },
+      _meta: { 'gatehouse/idempotencyKey': 'mcp-own-1' },
+    });
+    expect(meta(own)['gatehouse/invocationId']).not.toBe(id);
+    expect(meta(own)['gatehouse/idempotencyKeyDerived']).toBeUndefined();
+  });
+
+  it('answers awaiting_approval as a result, and proceeds with the approval id in _meta', async () => {
+    const { client } = await connect();
+    const args = { title: 'Fix typo', diff: '-teh\n+the\n' };
+    const first = await client.callTool({
+      name: 'demo_propose-change__1_0_0',
+      arguments: args,
+    });
+    expect(first.isError).toBeFalsy();
+    const m = meta(first);
+    expect(m['gatehouse/status']).toBe('awaiting_approval');
+    const approvalId = m['gatehouse/approvalId'] as string;
+    expect(text(first)).toContain('awaiting_approval');
+    expect(text(first)).toContain(m['gatehouse/invocationId'] as string);
+    expect(text(first)).toContain(m['gatehouse/requestHash'] as string);
+    expect(text(first)).toContain(approvalId);
+    expect(g.executions('demo.propose-change')).toBe(0);
+
+    const approved = await g.inject('POST', `/v1/approvals/${approvalId}/approve`, {
+      token: g.tokens.reviewer,
+      body: {},
+    });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+
+    const second = await client.callTool({
+      name: 'demo_propose-change__1_0_0',
+      arguments: args,
+      _meta: { 'gatehouse/approvalId': approvalId },
+    });
+    expect(second.isError, text(second)).toBeFalsy();
+    expect(meta(second)['gatehouse/status']).toBe('observed');
+    expect(meta(second)['gatehouse/invocationId']).toBe(m['gatehouse/invocationId']);
+    expect(g.executions('demo.propose-change')).toBe(1);
+  });
+
+  it('answers arguments that fail the schema with an isError INVALID_INPUT result', async () => {
+    const { client } = await connect();
+    const r = await client.callTool({
+      name: 'demo_echo__1_0_0',
+      arguments: { message: 42 },
+    });
+    expect(r.isError).toBe(true);
+    expect(text(r)).toContain('INVALID_INPUT');
+    expect(meta(r)['gatehouse/status']).toBe('denied');
+    expect(meta(r)['gatehouse/error']).toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('refuses a tool name outside the closure with a protocol error', async () => {
+    const { client } = await connect();
+    const err = await client.callTool({ name: 'evil_tool__1_0_0', arguments: {} }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ProtocolError);
+    expect((err as ProtocolError).code).toBe(-32602);
+    expect((err as ProtocolError).message).toMatch(/Unknown tool/);
+  });
+});
+
+describe('POST /mcp refuses bad input and attacks', () => {
+  it('refuses a forged Host header with 403', async () => {
+    const res = await rawPost({
+      authorization: `Bearer ${g.tokens.agent}`,
+      host: 'evil.example:80',
+    });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatch(/DNS rebinding/);
+  });
+
+  it('refuses a foreign Origin with 403 and accepts its own', async () => {
+    const auth = { authorization: `Bearer ${g.tokens.agent}` };
+    const foreign = await rawPost({ ...auth, origin: 'http://evil.example' });
+    expect(foreign.status).toBe(403);
+    const own = await rawPost({ ...auth, origin: g.url! });
+    expect(own.status).toBe(200);
+  });
+
+  it("answers another principal's session id as an unknown one", async () => {
+    const { transport } = await connect();
+    const other = await g.gateway.directory.addPrincipal(
+      {
+        tenant: 'acme',
+        name: 'other-agent',
+        roles: ['agent'],
+        project: 'web',
+        agent: { id: 'demo-agent', version: '1.0.0' },
+      },
+      'test',
+    );
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    const headers = {
+      authorization: `Bearer ${other.token}`,
+      'mcp-protocol-version': '2025-06-18',
+    };
+    const stolen = await rawPost({ ...headers, 'mcp-session-id': transport.sessionId! }, list);
+    const unknown = await rawPost({ ...headers, 'mcp-session-id': 'no-such-session' }, list);
+    expect(stolen.status).toBe(404);
+    expect(stolen).toEqual(unknown);
+    const own = await rawPost(
+      {
+        ...headers,
+        authorization: `Bearer ${g.tokens.agent}`,
+        'mcp-session-id': transport.sessionId!,
+      },
+      list,
+    );
+    expect(own.status).toBe(200);
+    expect(own.body).toContain('demo_echo__1_0_0');
+  });
+
+  it('refuses an oversized body with 413', async () => {
+    const big = JSON.stringify({
+      ...initialize,
+      params: { ...initialize.params, pad: 'x'.repeat(1_100_000) },
+    });
+    const res = await rawPost({ authorization: `Bearer ${g.tokens.agent}` }, big);
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { data: { code: 'PAYLOAD_TOO_LARGE' } } });
+  });
+
+  it('refuses a request without a token with 401, a JWT with 401, and a reviewer with 403', async () => {
+    expect((await rawPost({})).status).toBe(401);
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJvdGhlciJ9.c2lnbmF0dXJl';
+    const foreign = await rawPost({ authorization: `Bearer ${jwt}` });
+    expect(foreign.status).toBe(401);
+    expect(foreign.body).toMatch(/another audience/);
+    const reviewer = await rawPost({ authorization: `Bearer ${g.tokens.reviewer}` });
+    expect(reviewer.status).toBe(403);
+    expect(reviewer.body).toMatch(/agent principals/);
+    // The SDK client sees the refusal when it connects.
+    await expect(connect(g.tokens.reviewer)).rejects.toThrow();
+  });
+});
