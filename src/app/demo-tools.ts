@@ -178,21 +178,23 @@ const gitLog = {
 
 const demoTools = [echo, proposeChange, sleepTool, flakyDeploy, sh, gitLog];
 
-/** The release events that publish the demo tools and the demo agent release. */
-export const demoReleaseEvents: unknown[] = [
-  ...demoTools.map((d) => ({
-    id: `demo:${d.id}@${d.version}`,
-    type: 'AssetReleasePublished',
-    data: { assetId: d.id, version: d.version, descriptor: d, inFlightPolicy: 'finish' },
-  })),
-  {
+/** The release events that publish the native and shell demo tools. */
+export const demoToolEvents: unknown[] = demoTools.map((d) => ({
+  id: `demo:${d.id}@${d.version}`,
+  type: 'AssetReleasePublished',
+  data: { assetId: d.id, version: d.version, descriptor: d, inFlightPolicy: 'finish' },
+}));
+
+/** The release event of `demo-agent@1.0.0`, whose closure holds the demo tools and `extra`. */
+export function demoAgentEvent(extra: { id: string; version: string }[]): unknown {
+  return {
     id: 'demo:agent/demo-agent@1.0.0',
     type: 'AgentReleasePublished',
     data: {
       agentId: 'demo-agent',
       version: '1.0.0',
-      closure: demoTools.map((d) => ({ id: d.id, version: d.version })),
+      closure: [...demoTools.map((d) => ({ id: d.id, version: d.version })), ...extra],
       policy: { maxClass: 'production' },
     },
-  },
-];
+  };
+}

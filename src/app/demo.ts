@@ -4,7 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../audit/index.js';
 import { defaultTenantPolicy } from '../policy/index.js';
-import { demoReleaseEvents } from './demo-tools.js';
+import { demoAgentEvent, demoToolEvents } from './demo-tools.js';
+import { seedDemoMcp } from './demo-mcp.js';
 import type { Gateway } from './gateway.js';
 
 /** The demo's principals' bearer tokens, as written to `DATA/demo-tokens.json` (DESIGN §9). */
@@ -52,7 +53,13 @@ export async function seedDemo(g: Gateway): Promise<DemoTokens> {
       actor,
     );
   }
-  await g.registry.applyEvents('acme', demoReleaseEvents, actor);
+  await g.registry.applyEvents('acme', demoToolEvents, actor);
+  const mcpTools = g.registry.agentRelease('acme', 'demo-agent', '1.0.0')
+    ? []
+    : await seedDemoMcp(g, actor);
+  if (!g.registry.agentRelease('acme', 'demo-agent', '1.0.0')) {
+    await g.registry.applyEvents('acme', [demoAgentEvent(mcpTools)], actor);
+  }
   const file = join(g.config.dataDir, 'demo-tokens.json');
   if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DemoTokens;
   const tokens = {} as DemoTokens;

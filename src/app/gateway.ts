@@ -21,6 +21,7 @@ import {
   SqliteAuditStore,
   SqliteDatabase,
   SqliteInvocationStore,
+  SqliteMcpStore,
   SqliteOutboxFeed,
   SqlitePolicyStore,
   SqliteTenancyStore,
@@ -28,6 +29,7 @@ import {
 } from '../storage/index.js';
 import { Directory } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
+import { McpExecutor, McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';
@@ -53,6 +55,7 @@ export interface GatewayParts {
   uncertain: UncertainEffects;
   secrets: SecretService;
   execution: Execution;
+  mcp: McpService;
   auditLog: AuditLog;
   server: FastifyInstance;
   /** Invocations found `running` or `queued` at start and settled (uncertain or failed). */
@@ -102,6 +105,9 @@ export class Gateway {
   get execution(): Execution {
     return this.parts.execution;
   }
+  get mcp(): McpService {
+    return this.parts.mcp;
+  }
   get auditLog(): AuditLog {
     return this.parts.auditLog;
   }
@@ -121,6 +127,7 @@ export class Gateway {
       synchronous: config.synchronous,
     });
     let execution: Execution | undefined;
+    let mcpService: McpService | undefined;
     try {
       const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
       const store = new SqliteInvocationStore(db);
@@ -129,7 +136,13 @@ export class Gateway {
       execution = await openExecution({ config, db, clock, ids, invocations: store });
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
-      const executors = new Map<string, Executor>([['native', native], ...execution.executors]);
+      const mcp = new McpService({ store: new SqliteMcpStore(db), clock, ids });
+      mcpService = mcp;
+      const executors = new Map<string, Executor>([
+        ['native', native],
+        ['mcp', new McpExecutor({ mcp })],
+        ...execution.executors,
+      ]);
       const directory = await Directory.open({ store: new SqliteTenancyStore(db), clock, ids });
       const registry = await ToolRegistry.open({
         store: new SqliteToolStore(db),
@@ -147,6 +160,7 @@ export class Gateway {
         clock,
       });
       await policy.load();
+      mcp.start();
       const metrics = new GatewayMetrics();
       const pipeline = new Pipeline({
         policy,
@@ -201,6 +215,7 @@ export class Gateway {
           policy,
           auditLog,
           secrets: execution.secrets,
+          mcp,
           events: new SqliteOutboxFeed(db),
           metrics,
           jwks: () => keyring.jwks(),
@@ -220,12 +235,14 @@ export class Gateway {
         uncertain,
         secrets: execution.secrets,
         execution,
+        mcp,
         auditLog,
         server,
         recovered,
       });
       return self.gateway;
     } catch (err) {
+      await mcpService?.close();
       await execution?.close();
       await db.close();
       throw err;
@@ -249,6 +266,7 @@ export class Gateway {
     this.closing = true;
     this.invocations.abortAll();
     await this.server.close();
+    await this.parts.mcp.close();
     await this.execution.close();
     await this.db.close();
   }

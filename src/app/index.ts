@@ -4,5 +4,5 @@ export { loadConfig } from './config.js';
 export type { GatewayConfig } from './config.js';
 export { seedDemo } from './demo.js';
 export type { DemoTokens } from './demo.js';
-export { registerDemoHandlers, demoReleaseEvents } from './demo-tools.js';
+export { registerDemoHandlers, demoToolEvents, demoAgentEvent } from './demo-tools.js';
 export { startGateway } from './start-gateway.js';

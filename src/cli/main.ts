@@ -5,6 +5,7 @@ import { ApiError, GatehouseClient } from './client.js';
 import { approvalCommands } from './commands/approval-commands.js';
 import { clientCommands } from './commands/client-commands.js';
 import { secretCommands } from './commands/secret-commands.js';
+import { mcpCommands } from './commands/mcp-commands.js';
 import { serveCommand } from './commands/serve-command.js';
 import { verifyCommands } from './commands/verify-commands.js';
 
@@ -19,6 +20,7 @@ serveCommand(program);
 clientCommands(program);
 approvalCommands(program);
 secretCommands(program);
+mcpCommands(program);
 const receipt = program.commands.find((c) => c.name() === 'receipt')!;
 const audit = program.command('audit').description('the audit log');
 audit

@@ -17,6 +17,7 @@ import { uncertainRoutes } from './routes/uncertain-routes.js';
 import { eventStreamRoutes } from './routes/event-stream-routes.js';
 import { principalRoutes } from './routes/principal-routes.js';
 import { secretRoutes } from './routes/secret-routes.js';
+import { mcpServerRoutes } from './routes/mcp-server-routes.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -58,6 +59,12 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...eventStreamRoutes(s),
     ...principalRoutes(s),
     ...(s.secrets ? secretRoutes({ secrets: s.secrets }) : []),
+    ...(s.mcp
+      ? mcpServerRoutes({
+          mcp: s.mcp,
+          publish: (tenant, events, actor) => s.registry.applyEvents(tenant, events, actor),
+        })
+      : []),
   ];
   const openapi = openApiDocument(routes, o.version);
 

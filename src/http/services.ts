@@ -1,6 +1,7 @@
 import type { OutboxFeed } from '../core/index.js';
 import type { AuditLog, JwkSet } from '../audit/index.js';
 import type { ApprovalService } from '../approvals/index.js';
+import type { McpService } from '../mcp/index.js';
 import type { InvocationService, UncertainEffects } from '../invocation/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
@@ -26,6 +27,8 @@ export interface GatewayServices {
   metrics: GatewayMetrics;
   /** Null when sandboxed tools can run, else why not (shown by /readyz). */
   sandbox: () => string | null;
+  /** Upstream MCP servers; absent in tests that do not need them. */
+  mcp?: McpService;
   /** False while starting or stopping. */
   ready: () => boolean;
   /**

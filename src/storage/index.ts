@@ -13,3 +13,4 @@ export type { SqlDialect } from './schema/migrations.js';
 export type { Tables } from './schema/tables.js';
 export { SqliteLeaseStore } from './sqlite/sqlite-lease-store.js';
 export { SqliteSecretStore } from './sqlite/sqlite-secret-store.js';
+export { SqliteMcpStore } from './sqlite/sqlite-mcp-store.js';

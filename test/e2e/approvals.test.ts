@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Approval } from '../../src/approvals/index.js';
-import { demoReleaseEvents } from '../../src/app/index.js';
+import { demoAgentEvent, demoToolEvents } from '../../src/app/index.js';
 import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import { ManualClock } from '../../src/core/index.js';
@@ -506,7 +506,7 @@ describe('approvals across tenants', () => {
     );
     const published = await g.inject('POST', '/v1/events', {
       token: gAdmin,
-      body: demoReleaseEvents,
+      body: [...demoToolEvents, demoAgentEvent([])],
     });
     expect(published.status, JSON.stringify(published.body)).toBe(200);
 

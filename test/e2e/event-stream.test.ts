@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { demoReleaseEvents } from '../../src/app/index.js';
+import { demoAgentEvent, demoToolEvents } from '../../src/app/index.js';
 import type { StoredEvent } from '../../src/core/index.js';
 import { SqliteOutboxFeed } from '../../src/storage/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
@@ -153,7 +153,7 @@ describe('GET /v1/events/stream', () => {
     await echo(g, 'acme-only');
     const published = await g.inject('POST', '/v1/events', {
       token: gAdmin,
-      body: demoReleaseEvents,
+      body: [...demoToolEvents, demoAgentEvent([])],
     });
     expect(published.status).toBe(200);
     const globexEvents = await outbox(g, 'globex', 0);

@@ -214,5 +214,43 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0003_mcp': {
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('mcp_servers')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('identity', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createIndex('mcp_servers_identity')
+          .on('mcp_servers')
+          .columns(['tenant', 'identity'])
+          .execute();
+        await db.schema
+          .createTable('mcp_discoveries')
+          .addColumn('server_id', 'text', (c) => c.primaryKey())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('discovered_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('mcp_bindings')
+          .addColumn('server_id', 'text', (c) => c.notNull())
+          .addColumn('tool', 'text', (c) => c.notNull())
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('mcp_bindings_pk', ['server_id', 'tool'])
+          .execute();
+      },
+    },
   };
 }

@@ -128,4 +128,30 @@ export interface Tables {
     created_at: string;
     updated_at: string;
   };
+  mcp_servers: {
+    id: string;
+    tenant: string;
+    name: string;
+    /** SHA-256 hex of the server's identity; unique per tenant among servers not retired. */
+    identity: string;
+    state: string;
+    version: number;
+    record: string;
+    created_at: string;
+    updated_at: string;
+  };
+  mcp_discoveries: {
+    server_id: string;
+    tenant: string;
+    record: string;
+    discovered_at: string;
+  };
+  mcp_bindings: {
+    server_id: string;
+    tool: string;
+    tenant: string;
+    state: string;
+    record: string;
+    updated_at: string;
+  };
 }

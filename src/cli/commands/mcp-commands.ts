@@ -1,0 +1,120 @@
+import type { Command } from 'commander';
+import { GatehouseClient } from '../client.js';
+
+interface ServerView {
+  id: string;
+  name: string;
+  state: string;
+  stateReason: string | null;
+  transport: { type: string; command?: string; args?: string[]; url?: string };
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+}
+
+const path = (id: string, rest = '') => `/v1/mcp-servers/${encodeURIComponent(id)}${rest}`;
+
+/** `mcp add|list|show|verify|activate|retire|bind|reapprove`. */
+export function mcpCommands(program: Command): void {
+  const client = () => new GatehouseClient();
+  const mcp = program.command('mcp').description('upstream MCP servers and their tools');
+  mcp
+    .command('add <name> [args...]')
+    .description('register a server: --stdio CMD [ARGS...] or --url URL')
+    .option(
+      '--stdio <command>',
+      'command that runs the server over stdio (the rest are its arguments)',
+    )
+    .option('--url <url>', 'Streamable HTTP endpoint of the server')
+    .allowUnknownOption()
+    .action(async (name: string, args: string[], opts: { stdio?: string; url?: string }) => {
+      if ((opts.stdio === undefined) === (opts.url === undefined))
+        throw new Error('give exactly one of --stdio CMD [ARGS...] or --url URL');
+      const transport = opts.stdio
+        ? { type: 'stdio', command: opts.stdio, args }
+        : { type: 'http', url: opts.url };
+      const s = (await client().request('POST', '/v1/mcp-servers', { name, transport }))
+        .body as ServerView;
+      print(`registered ${s.id} (${s.state}); next: gatehouse mcp verify ${s.id}`);
+    });
+  mcp
+    .command('list')
+    .description("list your tenant's servers")
+    .action(async () => {
+      const { servers } = (await client().request('GET', '/v1/mcp-servers')).body as {
+        servers: ServerView[];
+      };
+      if (servers.length === 0) print('no MCP servers');
+      for (const s of servers) {
+        const where =
+          s.transport.type === 'stdio'
+            ? `${s.transport.command ?? ''} ${(s.transport.args ?? []).join(' ')}`
+            : (s.transport.url ?? '');
+        print(
+          `${s.id}  ${s.state.padEnd(10)} ${s.name.padEnd(20)} ${where}${s.stateReason ? `  (${s.stateReason})` : ''}`,
+        );
+      }
+    });
+  mcp
+    .command('show <id>')
+    .description('print a server with its discovered tools and bindings')
+    .action(async (id: string) => print((await client().request('GET', path(id))).body));
+  for (const action of ['verify', 'activate', 'retire'] as const) {
+    mcp
+      .command(`${action} <id>`)
+      .description(
+        {
+          verify: 'handshake and discover its tools, resources and prompts',
+          activate: 'make a verified server active',
+          retire: 'retire a server (final; its process is stopped)',
+        }[action],
+      )
+      .action(async (id: string) => {
+        const body = (await client().request('POST', path(id, `/${action}`), {})).body as
+          ServerView | { server: ServerView };
+        const s = 'server' in body ? body.server : body;
+        print(`server ${s.id} is ${s.state}`);
+      });
+  }
+  mcp
+    .command('bind <id> <tool>')
+    .description('bind a discovered tool to a descriptor and publish it')
+    .requiredOption('--class <class>', 'read, workspace-write, shared-write or production')
+    .requiredOption('--as <id@version>', 'the descriptor id and version to publish')
+    .action(async (id: string, tool: string, opts: { class: string; as: string }) => {
+      const at = opts.as.lastIndexOf('@');
+      if (at <= 0) throw new Error('--as must be ID@VERSION, e.g. everything.echo@1.0.0');
+      const r = (
+        await client().request('POST', path(id, '/bindings'), {
+          tool,
+          class: opts.class,
+          descriptor: { id: opts.as.slice(0, at), version: opts.as.slice(at + 1) },
+        })
+      ).body as { warnings: string[] };
+      print(`bound ${tool} as ${opts.as} (${opts.class})`);
+      for (const w of r.warnings) print(`warning: ${w}`);
+    });
+  mcp
+    .command('reapprove <id> <tool>')
+    .description('accept a changed tool as the server lists it now')
+    .option(
+      '--version <version>',
+      'a new descriptor version (required when the input schema changed)',
+    )
+    .action(async (id: string, tool: string, opts: { version?: string }) => {
+      const r = (
+        await client().request(
+          'POST',
+          path(id, `/bindings/${encodeURIComponent(tool)}/reapprove`),
+          opts.version ? { version: opts.version } : {},
+        )
+      ).body as {
+        binding: { descriptor: { id: string; version: string } };
+        inputSchemaChanged: boolean;
+      };
+      print(
+        `re-approved ${tool}: bound to ${r.binding.descriptor.id}@${r.binding.descriptor.version}${r.inputSchemaChanged ? ' (input schema changed; new version published)' : ''}`,
+      );
+    });
+}

@@ -1,0 +1,23 @@
+export { McpServerState, canTransitionMcpServer, transitionMcpServer } from './mcp-server.js';
+export type { McpServerRecord, McpTransport } from './mcp-server.js';
+export { serverIdentity, defaultCheckUrl } from './server-identity.js';
+export { toolDigest, diffTool, upstreamTool, DIGEST_FIELDS } from './tool-digest.js';
+export type { UpstreamTool, ToolFieldChange, DigestField } from './tool-digest.js';
+export { BindingState } from './mcp-binding.js';
+export type { McpBinding, Discovery, DiscoveredTool } from './mcp-binding.js';
+export type { McpStore, McpStoreChange } from './mcp-store.js';
+export { mcpDescriptor, mcpExecution } from './mcp-descriptor.js';
+export type { BindingRequest, McpExecution } from './mcp-descriptor.js';
+export { McpService } from './mcp-service.js';
+export type {
+  McpServiceOptions,
+  RegisterServer,
+  McpServerView,
+  BindResult,
+  ReapproveResult,
+  CallReadiness,
+} from './mcp-service.js';
+export { McpExecutor } from './mcp-executor.js';
+export type { McpExecutorOptions } from './mcp-executor.js';
+export { UpstreamConnection, processAlive } from './upstream-connection.js';
+export type { UpstreamCallOutcome, DiscoveredLists } from './upstream-connection.js';

@@ -1,0 +1,102 @@
+import type { ExecutionRequest, ExecutionResult, Executor } from '../invocation/index.js';
+import type { ToolDescriptor } from '../tools/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { mcpExecution } from './mcp-descriptor.js';
+import type { McpService } from './mcp-service.js';
+
+/** Options of the {@link McpExecutor}. */
+export interface McpExecutorOptions {
+  mcp: McpService;
+  /** Largest output kept, in bytes of JSON; longer text is cut and the output says so. */
+  maxOutputBytes?: number;
+}
+
+/**
+ * Runs tools of kind `mcp` on their upstream server: only a bound tool of an active server, with
+ * the digest the maintainer approved. The call has the request's timeout and is cancelled
+ * upstream on abort. A tool error result is the tool's answer (`observed`); a call that was sent
+ * and got no answer is `uncertain` unless its class is read.
+ */
+export class McpExecutor implements Executor {
+  private readonly maxOutputBytes: number;
+
+  constructor(private readonly o: McpExecutorOptions) {
+    this.maxOutputBytes = o.maxOutputBytes ?? 1024 * 1024;
+  }
+
+  check(descriptor: ToolDescriptor): string | null {
+    return mcpExecution(descriptor)
+      ? null
+      : 'an mcp descriptor needs execution {server, tool} (non-empty strings)';
+  }
+
+  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+    const exec = mcpExecution(req.descriptor);
+    if (!exec)
+      return { status: 'failed', code: 'INVALID_DESCRIPTOR', message: this.check(req.descriptor)! };
+    if (typeof req.input !== 'object' || req.input === null || Array.isArray(req.input))
+      return {
+        status: 'failed',
+        code: 'INVALID_INPUT',
+        message: 'MCP tool arguments must be a JSON object',
+      };
+    const ready = await this.o.mcp.readyToCall(req.tenant, exec.server, exec.tool, req.descriptor);
+    if (!ready.ok) return { status: 'failed', code: ready.code, message: ready.message };
+    const outcome = await ready.conn.callTool(exec.tool, req.input as Record<string, unknown>, {
+      timeoutMs: req.timeoutMs,
+      signal: req.signal,
+    });
+    switch (outcome.kind) {
+      case 'result':
+        return { status: 'observed', output: this.output(outcome.result) };
+      case 'not-sent':
+      case 'refused':
+        return { status: 'failed', code: outcome.code, message: outcome.message };
+      case 'no-answer':
+        return req.effectiveClass === 'read'
+          ? { status: 'failed', code: outcome.code, message: outcome.message }
+          : {
+              status: 'uncertain',
+              code: outcome.code,
+              message: `${outcome.message}; the request was sent, so the tool may have acted`,
+            };
+    }
+  }
+
+  /** The result's content (and structured content), bounded; a tool error says it is one. */
+  private output(r: CallToolResult): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    if (r.isError === true) {
+      out.isError = true;
+      out.note = 'The upstream tool reported an error; this is its answer.';
+    }
+    out.content = r.content;
+    if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
+    return bound(out, this.maxOutputBytes);
+  }
+}
+
+/** Cuts text content so the output's JSON stays within `max` bytes, and says so. */
+function bound(out: Record<string, unknown>, max: number): Record<string, unknown> {
+  const size = Buffer.byteLength(JSON.stringify(out));
+  if (size <= max) return out;
+  let budget = Math.floor(max / 2);
+  const content = (out.content as Record<string, unknown>[]).flatMap((c) => {
+    if (budget <= 0) return [];
+    if (c.type === 'text' && typeof c.text === 'string') {
+      const text = c.text.slice(0, budget);
+      budget -= text.length;
+      return [{ type: 'text', text }];
+    }
+    const len = JSON.stringify(c).length;
+    if (len > budget) return [];
+    budget -= len;
+    return [c];
+  });
+  const { structuredContent: _dropped, ...rest } = out;
+  return {
+    ...rest,
+    content,
+    truncated: { originalBytes: size, keptBytes: Buffer.byteLength(JSON.stringify(content)) },
+  };
+}

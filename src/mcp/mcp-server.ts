@@ -1,0 +1,58 @@
+import { IllegalStateError } from '../core/index.js';
+
+/** Lifecycle of an upstream MCP server (DESIGN §5). */
+export const McpServerState = {
+  registered: 'registered',
+  verified: 'verified',
+  active: 'active',
+  degraded: 'degraded',
+  retired: 'retired',
+} as const;
+export type McpServerState = (typeof McpServerState)[keyof typeof McpServerState];
+
+const transitions: Record<McpServerState, readonly McpServerState[]> = {
+  registered: ['verified', 'retired'],
+  verified: ['active', 'retired'],
+  active: ['degraded', 'retired'],
+  degraded: ['active', 'retired'],
+  retired: [],
+};
+
+/** True when the lifecycle allows moving from `from` to `to`. */
+export function canTransitionMcpServer(from: McpServerState, to: McpServerState): boolean {
+  return transitions[from].includes(to);
+}
+
+/**
+ * The server state after moving from `from` to `to`.
+ * @throws IllegalStateError when the move is not in the table (callers check first).
+ */
+export function transitionMcpServer(from: McpServerState, to: McpServerState): McpServerState {
+  if (!canTransitionMcpServer(from, to))
+    throw new IllegalStateError(`MCP server cannot move from ${from} to ${to}`);
+  return to;
+}
+
+/** How Gatehouse reaches an upstream server. */
+export type McpTransport =
+  | { type: 'stdio'; command: string; args: string[]; env?: Record<string, string> }
+  | { type: 'http'; url: string };
+
+/** A registered upstream MCP server of a tenant. */
+export interface McpServerRecord {
+  id: string;
+  tenant: string;
+  /** A label; not part of the identity. */
+  name: string;
+  transport: McpTransport;
+  /** SHA-256 hex of the JCS of what makes the server what it is (see `serverIdentity`). */
+  identity: string;
+  state: McpServerState;
+  /** Why it is in its state (the last probe failure, the retirement reason). */
+  stateReason: string | null;
+  /** Starts at 1; each update adds one (compare-and-set). */
+  version: number;
+  registeredBy: string;
+  createdAt: string;
+  updatedAt: string;
+}

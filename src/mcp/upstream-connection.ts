@@ -1,0 +1,287 @@
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import type { CallToolResult, Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { McpTransport } from './mcp-server.js';
+import { toolDigest, upstreamTool } from './tool-digest.js';
+import type { DiscoveredTool } from './mcp-binding.js';
+
+/** Options of {@link UpstreamConnection.open}. */
+export interface UpstreamConnectionOptions {
+  transport: McpTransport;
+  /** Called when the server says its tools, resources or prompts changed. */
+  onListChanged: () => void;
+  /** Called once when the connection ends, for whatever reason (not after `close()`). */
+  onClosed: () => void;
+  /** Milliseconds the handshake may take. */
+  connectTimeoutMs: number;
+  /** Largest single message accepted from a stdio server; a bigger one ends the connection. */
+  maxMessageBytes: number;
+}
+
+/** What a call to an upstream tool came to. */
+export type UpstreamCallOutcome =
+  | { kind: 'result'; result: CallToolResult }
+  /** Nothing was sent: the upstream cannot have acted. */
+  | { kind: 'not-sent'; code: string; message: string }
+  /** The request was sent and no answer came (timeout, abort, connection lost). */
+  | { kind: 'no-answer'; code: string; message: string }
+  /** The upstream answered with a protocol error: it refused the request. */
+  | { kind: 'refused'; code: string; message: string };
+
+/** What discovery lists: tools with digests, resources and prompts. */
+export interface DiscoveredLists {
+  tools: DiscoveredTool[];
+  resources: { uri: string; name: string }[];
+  prompts: { name: string; description?: string }[];
+}
+
+const STDERR_TAIL = 4096;
+
+/**
+ * One MCP client session with an upstream server, over stdio (a child process on pipes, so it gets
+ * EOF when Gatehouse goes) or Streamable HTTP. `close()` ends the session and makes sure a stdio
+ * process is gone; it is safe to call twice.
+ */
+export class UpstreamConnection {
+  private ended = false;
+  private closing: Promise<void> | null = null;
+  private stderrTail = '';
+
+  private constructor(
+    private readonly client: Client,
+    private readonly transport: Transport,
+    private readonly o: UpstreamConnectionOptions,
+  ) {}
+
+  /**
+   * Starts the transport and runs the handshake.
+   * @throws Error when the server cannot be started or reached or the handshake fails; nothing is
+   *   left running then.
+   */
+  static async open(o: UpstreamConnectionOptions): Promise<UpstreamConnection> {
+    const transport =
+      o.transport.type === 'stdio'
+        ? new StdioClientTransport({
+            command: o.transport.command,
+            args: o.transport.args,
+            ...(o.transport.env ? { env: o.transport.env } : {}),
+            stderr: 'pipe',
+            maxBufferSize: o.maxMessageBytes,
+          })
+        : new StreamableHTTPClientTransport(new URL(o.transport.url), {
+            reconnectionOptions: {
+              maxReconnectionDelay: 1000,
+              initialReconnectionDelay: 100,
+              reconnectionDelayGrowFactor: 2,
+              maxRetries: 0,
+            },
+          });
+    const client = new Client({ name: 'gatehouse', version: '0.1.0' }, { capabilities: {} });
+    const c = new UpstreamConnection(client, transport, o);
+    if (transport instanceof StdioClientTransport) {
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        c.stderrTail = (c.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+      });
+    }
+    for (const method of [
+      'notifications/tools/list_changed',
+      'notifications/resources/list_changed',
+      'notifications/prompts/list_changed',
+    ] as const) {
+      client.setNotificationHandler(method, () => o.onListChanged());
+    }
+    client.onclose = () => c.end();
+    try {
+      await client.connect(transport, { timeout: o.connectTimeoutMs });
+    } catch (err) {
+      await c.close();
+      throw new Error(`MCP handshake failed: ${describe(err)}${c.stderrNote()}`, { cause: err });
+    }
+    return c;
+  }
+
+  /** The stdio server's process id, or null (HTTP, or not running). */
+  get pid(): number | null {
+    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+  }
+
+  /** True once the session has ended. */
+  get isClosed(): boolean {
+    return this.ended || this.closing !== null;
+  }
+
+  /** The protocol revision agreed in the handshake. */
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion();
+  }
+
+  /** A ping. @throws Error when no answer comes within `timeoutMs`. */
+  async ping(timeoutMs: number): Promise<void> {
+    await this.client.ping({ timeout: timeoutMs });
+  }
+
+  /** The server's tools with their digests, fetched fresh. @throws Error on failure. */
+  async listTools(timeoutMs: number): Promise<DiscoveredTool[]> {
+    const { tools } = await this.client.listTools(undefined, {
+      timeout: timeoutMs,
+      cacheMode: 'refresh',
+    });
+    return tools.map((t) => {
+      const tool = upstreamTool(t);
+      return { tool, digest: toolDigest(tool) };
+    });
+  }
+
+  /** Tools, resources (and templates) and prompts. @throws Error on failure. */
+  async discover(timeoutMs: number): Promise<DiscoveredLists> {
+    const tools = await this.listTools(timeoutMs);
+    const caps = this.client.getServerCapabilities() ?? {};
+    const resources: DiscoveredLists['resources'] = [];
+    if (caps.resources) {
+      const r = await this.client.listResources(undefined, { timeout: timeoutMs });
+      resources.push(...r.resources.map((x) => ({ uri: x.uri, name: x.name })));
+      const t = await this.client.listResourceTemplates(undefined, { timeout: timeoutMs });
+      resources.push(...t.resourceTemplates.map((x) => ({ uri: x.uriTemplate, name: x.name })));
+    }
+    const prompts: DiscoveredLists['prompts'] = [];
+    if (caps.prompts) {
+      const p = await this.client.listPrompts(undefined, { timeout: timeoutMs });
+      prompts.push(
+        ...p.prompts.map((x) =>
+          x.description === undefined
+            ? { name: x.name }
+            : { name: x.name, description: x.description },
+        ),
+      );
+    }
+    return { tools, resources, prompts };
+  }
+
+  /**
+   * Calls a tool. Never throws: says whether the request was sent and whether an answer came.
+   * Timeout and abort cancel the request upstream (`notifications/cancelled`).
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    o: { timeoutMs: number; signal: AbortSignal },
+  ): Promise<UpstreamCallOutcome> {
+    if (o.signal.aborted)
+      return {
+        kind: 'not-sent',
+        code: 'ABORTED',
+        message: 'the call was aborted before it was sent',
+      };
+    if (this.isClosed)
+      return { kind: 'not-sent', code: 'NOT_CONNECTED', message: 'the upstream is not connected' };
+    try {
+      const result = await this.client.callTool(
+        { name, arguments: args },
+        { timeout: o.timeoutMs, signal: o.signal },
+      );
+      return { kind: 'result', result };
+    } catch (err) {
+      if (err instanceof SdkError) {
+        switch (err.code) {
+          case SdkErrorCode.NotConnected:
+          case SdkErrorCode.SendFailed:
+            return { kind: 'not-sent', code: 'NOT_CONNECTED', message: err.message };
+          case SdkErrorCode.RequestTimeout:
+            return {
+              kind: 'no-answer',
+              code: 'TIMEOUT',
+              message: `the upstream did not answer within ${o.timeoutMs} ms`,
+            };
+          case SdkErrorCode.ConnectionClosed:
+            return {
+              kind: 'no-answer',
+              code: 'CONNECTION_LOST',
+              message: `the connection to the upstream was lost during the call${this.stderrNote()}`,
+            };
+          default:
+            return { kind: 'no-answer', code: 'UPSTREAM_ERROR', message: err.message };
+        }
+      }
+      if (o.signal.aborted)
+        return {
+          kind: 'no-answer',
+          code: 'ABORTED',
+          message: 'the call was aborted after it was sent',
+        };
+      if (isProtocolError(err))
+        return { kind: 'refused', code: 'UPSTREAM_REFUSED', message: describe(err) };
+      if (this.isClosed)
+        return { kind: 'no-answer', code: 'CONNECTION_LOST', message: describe(err) };
+      return { kind: 'no-answer', code: 'UPSTREAM_ERROR', message: describe(err) };
+    }
+  }
+
+  /** Ends the session; a stdio process gets EOF, then SIGTERM, then SIGKILL. Safe to repeat. */
+  close(): Promise<void> {
+    if (!this.closing) this.closing = this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    const pid = this.pid;
+    const graceful = this.client.close().catch(() => undefined);
+    if (pid === null) {
+      await graceful;
+      return;
+    }
+    const exited = waitForExit(pid, 5000);
+    const term = setTimeout(() => signal(pid, 'SIGTERM'), 250);
+    const kill = setTimeout(() => signal(pid, 'SIGKILL'), 1500);
+    await exited;
+    clearTimeout(term);
+    clearTimeout(kill);
+    await Promise.race([graceful, new Promise((r) => setTimeout(r, 100))]);
+  }
+
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (!this.closing) this.o.onClosed();
+  }
+
+  private stderrNote(): string {
+    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
+    return tail ? ` (stderr: ${tail.slice(-500)})` : '';
+  }
+}
+
+function isProtocolError(err: unknown): boolean {
+  return typeof (err as { code?: unknown } | null)?.code === 'number';
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** True while a process with this id exists. */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function waitForExit(pid: number, maxMs: number): Promise<void> {
+  const until = Date.now() + maxMs;
+  while (processAlive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}

@@ -1,0 +1,118 @@
+import type { McpServerRecord } from './mcp-server.js';
+import { UpstreamConnection } from './upstream-connection.js';
+
+/** Options of the {@link UpstreamPool}. */
+export interface UpstreamPoolOptions {
+  connectTimeoutMs: number;
+  maxMessageBytes: number;
+  /** First wait before reconnecting after a failed attempt; doubles up to `maxBackoffMs`. */
+  baseBackoffMs: number;
+  maxBackoffMs: number;
+  /** Called when a server says its lists changed. */
+  onListChanged: (server: McpServerRecord) => void;
+  now: () => number;
+}
+
+interface Entry {
+  conn: UpstreamConnection | null;
+  opening: Promise<UpstreamConnection> | null;
+  /** Failed attempts in a row. */
+  attempts: number;
+  nextAttemptAt: number;
+  /** True once a connection was made: a later one is a reconnect. */
+  connectedBefore: boolean;
+}
+
+/** A connection from the pool, and whether it was just made (so discovery must run again). */
+export interface PooledConnection {
+  conn: UpstreamConnection;
+  fresh: boolean;
+}
+
+/**
+ * One MCP client per server: opened on first use, reopened with exponential backoff after it is
+ * lost, closed (and its process reaped) on `release()` and `close()`.
+ */
+export class UpstreamPool {
+  private readonly entries = new Map<string, Entry>();
+  private closed = false;
+
+  constructor(private readonly o: UpstreamPoolOptions) {}
+
+  /**
+   * The server's connection, opening it when there is none.
+   * @throws Error when it cannot be opened, or a reconnect is still backing off.
+   */
+  async get(server: McpServerRecord): Promise<PooledConnection> {
+    if (this.closed) throw new Error('the gateway is shutting down');
+    let e = this.entries.get(server.id);
+    if (!e) {
+      e = { conn: null, opening: null, attempts: 0, nextAttemptAt: 0, connectedBefore: false };
+      this.entries.set(server.id, e);
+    }
+    if (e.conn && !e.conn.isClosed) return { conn: e.conn, fresh: false };
+    if (e.opening) return { conn: await e.opening, fresh: false };
+    const wait = e.nextAttemptAt - this.o.now();
+    if (wait > 0)
+      throw new Error(`reconnecting after ${e.attempts} failed attempts; next try in ${wait} ms`);
+    const entry = e;
+    entry.opening = UpstreamConnection.open({
+      transport: server.transport,
+      connectTimeoutMs: this.o.connectTimeoutMs,
+      maxMessageBytes: this.o.maxMessageBytes,
+      onListChanged: () => this.o.onListChanged(server),
+      onClosed: () => {
+        if (entry.conn?.isClosed) entry.conn = null;
+      },
+    });
+    try {
+      const conn = await entry.opening;
+      if (this.closed || this.entries.get(server.id) !== entry) {
+        await conn.close();
+        throw new Error('the server was released while connecting');
+      }
+      entry.conn = conn;
+      entry.attempts = 0;
+      entry.nextAttemptAt = 0;
+      const fresh = true;
+      entry.connectedBefore = true;
+      return { conn, fresh };
+    } catch (err) {
+      entry.attempts += 1;
+      entry.nextAttemptAt =
+        this.o.now() +
+        Math.min(this.o.baseBackoffMs * 2 ** (entry.attempts - 1), this.o.maxBackoffMs);
+      throw err;
+    } finally {
+      entry.opening = null;
+    }
+  }
+
+  /** The open connection of a server, if any (no connecting). */
+  peek(serverId: string): UpstreamConnection | null {
+    const c = this.entries.get(serverId)?.conn;
+    return c && !c.isClosed ? c : null;
+  }
+
+  /** Closes the server's connection (a stdio process is killed) but keeps its backoff state. */
+  async drop(serverId: string): Promise<void> {
+    const e = this.entries.get(serverId);
+    const c = e?.conn;
+    if (e) e.conn = null;
+    await c?.close();
+  }
+
+  /** Closes the server's connection and forgets it. Safe to repeat. */
+  async release(serverId: string): Promise<void> {
+    const e = this.entries.get(serverId);
+    this.entries.delete(serverId);
+    await e?.conn?.close();
+    if (e?.opening) await e.opening.then((c) => c.close()).catch(() => undefined);
+  }
+
+  /** Closes every connection; no process outlives this. Safe to repeat. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.entries.keys()].map((id) => this.release(id)));
+  }
+}

@@ -1,0 +1,133 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/mcp/index.js';
+import type { FixtureTool } from './mcp-harness.js';
+import { ACTOR, McpHarness, TENANT } from './mcp-harness.js';
+
+let h: McpHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const tool = (
+  name: string,
+  behaviour: FixtureTool['behaviour'],
+  extra: Partial<FixtureTool> = {},
+): FixtureTool => ({
+  name,
+  inputSchema: { type: 'object' },
+  behaviour,
+  ...extra,
+});
+
+describe('misbehaving upstreams', () => {
+  it('a hanging tool times out: failed for read, uncertain for write', async () => {
+    h = await McpHarness.open();
+    const up = h.upstream({ tools: [tool('hang', 'hang')] });
+    const { descriptors } = await h.ready('hang', up.transport, [
+      { tool: 'hang', class: 'workspace-write', id: 'fixture.hang' },
+    ]);
+    expect(await h.call(descriptors.hang!, {}, { class: 'read', timeoutMs: 200 })).toMatchObject({
+      status: 'failed',
+      code: 'TIMEOUT',
+    });
+    expect(await h.call(descriptors.hang!, {}, { timeoutMs: 200 })).toMatchObject({
+      status: 'uncertain',
+      code: 'TIMEOUT',
+    });
+    // An abort (revocation, shutdown) after sending is uncertain too; before sending, failed.
+    const ac = new AbortController();
+    setTimeout(() => ac.abort({ code: 'REVOKED' }), 100);
+    expect(await h.call(descriptors.hang!, {}, { signal: ac.signal })).toMatchObject({
+      status: 'uncertain',
+    });
+    expect(await h.call(descriptors.hang!, {}, { signal: AbortSignal.abort() })).toMatchObject({
+      status: 'failed',
+      code: 'ABORTED',
+    });
+  });
+
+  it('an upstream that crashes mid-call: uncertain for write, failed for read', async () => {
+    h = await McpHarness.open();
+    const log = join(h.dir, 'calls.log');
+    writeFileSync(log, '');
+    const up = h.upstream({ tools: [tool('crash', 'crash')], callLog: log });
+    const { descriptors } = await h.ready('crash', up.transport, [
+      { tool: 'crash', class: 'shared-write', id: 'fixture.crash' },
+    ]);
+    const r = await h.call(descriptors.crash!, {});
+    expect(r).toMatchObject({ status: 'uncertain', code: 'CONNECTION_LOST' });
+    expect(readFileSync(log, 'utf8')).toBe('crash\n'); // it did get the call
+    // The next call reconnects (discovery runs again first) and crashes it again.
+    expect(await h.call(descriptors.crash!, {}, { class: 'read' })).toMatchObject({
+      status: 'failed',
+      code: 'CONNECTION_LOST',
+    });
+  });
+
+  it('a flood of output is bounded', async () => {
+    h = await McpHarness.open({ maxMessageBytes: 1024 * 1024 }, 64 * 1024);
+    const up = h.upstream({
+      tools: [
+        tool('big', 'flood', { floodBytes: 500_000 }),
+        tool('huge', 'flood', { floodBytes: 3_000_000 }),
+      ],
+    });
+    const { descriptors } = await h.ready('flood', up.transport, [
+      { tool: 'big', class: 'read', id: 'fixture.big' },
+      { tool: 'huge', class: 'workspace-write', id: 'fixture.huge' },
+    ]);
+    const big = await h.call(descriptors.big!, {});
+    expect(big.status).toBe('observed');
+    const out = (big as { output: { truncated: { originalBytes: number }; content: unknown } })
+      .output;
+    expect(out.truncated.originalBytes).toBeGreaterThan(500_000);
+    expect(JSON.stringify(out).length).toBeLessThan(64 * 1024);
+    // Over the message limit the connection is cut: the tool ran, so a write is uncertain.
+    const huge = await h.call(descriptors.huge!, {});
+    expect(huge).toMatchObject({ status: 'uncertain' });
+  });
+
+  it('a killed upstream turns degraded after K probes and active when it is back', async () => {
+    h = await McpHarness.open({ failuresToDegrade: 2 });
+    const up = h.upstream({ tools: [tool('ping', 'echo')] });
+    const { id, descriptors } = await h.ready('flaky', up.transport, [
+      { tool: 'ping', class: 'read', id: 'fixture.ping' },
+    ]);
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    const pid = (await h.mcp.connectionPid(TENANT, id))!;
+    // Killed, and it cannot start again for now.
+    h.rewrite(up.file, { tools: [tool('ping', 'echo')], refuseStart: true });
+    process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await h.mcp.probe(TENANT, id)).toBe('degraded');
+    expect(await h.call(descriptors.ping!, {})).toMatchObject({
+      status: 'failed',
+      code: 'SERVER_DEGRADED',
+    });
+    h.rewrite(up.file, { tools: [tool('ping', 'echo')] });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    expect((await h.call(descriptors.ping!, { n: 1 })).status).toBe('observed');
+    const moves = (await h.events())
+      .filter((e) => e.type === 'McpServerStateChanged')
+      .map((e) => `${String(e.data.from)}→${String(e.data.to)}`);
+    expect(moves.slice(-2)).toEqual(['active→degraded', 'degraded→active']);
+  });
+
+  it('no process outlives close(), even one that ignores EOF', async () => {
+    h = await McpHarness.open();
+    const up = h.upstream({ tools: [tool('ping', 'echo')], ignoreEof: true });
+    const { id } = await h.ready('stubborn', up.transport, []);
+    await h.mcp.probe(TENANT, id);
+    const pid = (await h.mcp.connectionPid(TENANT, id))!;
+    expect(processAlive(pid)).toBe(true);
+    await h.mcp.close();
+    expect(processAlive(pid)).toBe(false);
+    void ACTOR;
+  });
+});

@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { McpHarness, TENANT } from './mcp-harness.js';
+
+const entry = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+/** Starts server-everything over Streamable HTTP and resolves once it listens. */
+function startHttp(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [entry, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error('server-everything did not start')), 10_000);
+    child.stderr.on('data', (d: Buffer) => {
+      if (d.toString().includes('listening')) {
+        clearTimeout(timer);
+        ok(child);
+      }
+    });
+    child.once('exit', () => fail(new Error('server-everything exited')));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((ok) => {
+    child.once('exit', () => ok());
+    child.kill('SIGKILL');
+  });
+}
+
+let h: McpHarness | undefined;
+let upstream: ChildProcess | undefined;
+afterEach(async () => {
+  await h?.close();
+  if (upstream) await stop(upstream);
+  h = undefined;
+  upstream = undefined;
+});
+
+describe('server-everything over Streamable HTTP', () => {
+  it('calls echo; a killed server turns degraded after K probes and active when it returns', async () => {
+    const port = await freePort();
+    upstream = await startHttp(port);
+    h = await McpHarness.open({ failuresToDegrade: 2, requestTimeoutMs: 2_000 });
+    const { id, descriptors } = await h.ready(
+      'everything-http',
+      { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
+      [{ tool: 'echo', class: 'read', id: 'everything.echo' }],
+    );
+    expect(await h.call(descriptors.echo!, { message: 'over http' })).toEqual({
+      status: 'observed',
+      output: { content: [{ type: 'text', text: 'Echo: over http' }] },
+    });
+
+    await stop(upstream);
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await h.mcp.probe(TENANT, id)).toBe('degraded');
+    expect(await h.call(descriptors.echo!, { message: 'x' })).toMatchObject({
+      status: 'failed',
+      code: 'SERVER_DEGRADED',
+    });
+
+    upstream = await startHttp(port);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    expect((await h.call(descriptors.echo!, { message: 'back' })).status).toBe('observed');
+  });
+});

@@ -1,0 +1,91 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mcpServerRoutes } from '../../src/http/routes/mcp-server-routes.js';
+import type { Route, RouteAnswer } from '../../src/http/route.js';
+import type { Principal } from '../../src/tenancy/index.js';
+import { McpHarness, TENANT } from './mcp-harness.js';
+
+let h: McpHarness;
+let published: unknown[];
+let routes: Route[];
+beforeEach(async () => {
+  h = await McpHarness.open();
+  published = [];
+  routes = mcpServerRoutes({
+    mcp: h.mcp,
+    publish: (_tenant, events) => {
+      published.push(...events);
+      return Promise.resolve({ results: events.length });
+    },
+  });
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const maintainer: Principal = {
+  id: 'maint-1',
+  tenant: TENANT,
+  name: 'm',
+  roles: ['maintainer'],
+  project: null,
+  agent: null,
+};
+
+async function send(method: string, url: string, params: Record<string, string>, body?: unknown) {
+  const route = routes.find((r) => r.method === method && r.url === url)!;
+  const answer = await route.handler(
+    maintainer,
+    { params, body, query: {} } as unknown as FastifyRequest,
+    {} as FastifyReply,
+  );
+  return answer as RouteAnswer;
+}
+
+describe('MCP server routes', () => {
+  it('register, verify, bind (publishing the descriptor), activate, show', async () => {
+    expect(routes.find((r) => r.url === '/v1/mcp-servers/:id/activate')!.roles).toEqual([
+      'admin',
+      'maintainer',
+    ]);
+    const up = h.upstream({
+      tools: [{ name: 'greet', description: 'Hi.', inputSchema: { type: 'object' } }],
+    });
+    const created = await send(
+      'POST',
+      '/v1/mcp-servers',
+      {},
+      { name: 'fx', transport: up.transport },
+    );
+    expect(created.status).toBe(201);
+    const id = (created.body as { id: string }).id;
+    await send('POST', '/v1/mcp-servers/:id/verify', { id });
+    const bound = await send(
+      'POST',
+      '/v1/mcp-servers/:id/bindings',
+      { id },
+      {
+        tool: 'greet',
+        class: 'read',
+        descriptor: { id: 'fx.greet', version: '1.0.0' },
+      },
+    );
+    expect(bound.status).toBe(201);
+    expect(published).toEqual([
+      expect.objectContaining({
+        type: 'AssetReleasePublished',
+        data: expect.objectContaining({ assetId: 'fx.greet', version: '1.0.0' }) as unknown,
+      }),
+    ]);
+    await send('POST', '/v1/mcp-servers/:id/activate', { id });
+    const shown = (await send('GET', '/v1/mcp-servers/:id', { id })).body as {
+      server: { state: string };
+      bindings: { tool: string; state: string }[];
+    };
+    expect(shown.server.state).toBe('active');
+    expect(shown.bindings).toEqual([expect.objectContaining({ tool: 'greet', state: 'bound' })]);
+    await expect(
+      send('POST', '/v1/mcp-servers/:id/bindings', { id }, { tool: 'greet', class: 'root' }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+});
