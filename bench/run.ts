@@ -15,6 +15,7 @@ import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
+import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandbox.js';
 import type { Timing } from './measure.js';
 
@@ -29,6 +30,9 @@ const INSERT_OPS = 1000;
 
 const TARGET_P50_MS = 0.5;
 const TARGET_REST_PER_SECOND = 8000;
+const MCP_CALLS = 300;
+const MCP_WARMUP = 30;
+const TARGET_MCP_RATIO = 1.5;
 
 const echoBody = {
   tool: { id: 'demo/echo', version: '1.0.0' },
@@ -133,6 +137,8 @@ async function main(): Promise<void> {
 
     const sandboxed = await sandboxBench(join(root, 'sandbox'), 8);
 
+    const mcp = await mcpBench(join(root, 'mcp'), children, MCP_CALLS, MCP_WARMUP);
+
     const restDir = join(root, 'rest');
     const rest = await underLoad(
       children,
@@ -191,6 +197,20 @@ async function main(): Promise<void> {
         'TenantPolicy.evaluate, cache hit',
       ),
     ];
+    rows.push(
+      timingRow(
+        'governed echo via /mcp → server-everything (stdio)',
+        mcp.governed,
+        ms,
+        `SDK client, child gateway, ${MCP_CALLS} calls, sequential`,
+      ),
+      timingRow(
+        'floor: same client → server-everything direct (Streamable HTTP)',
+        mcp.direct,
+        ms,
+        `child process, ${MCP_CALLS} calls, sequential`,
+      ),
+    );
     if ('skipped' in sandboxed) {
       rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
     } else {
@@ -247,6 +267,11 @@ async function main(): Promise<void> {
         process.exitCode = 1;
       }
     }
+    const mcpRatio = mcp.governed.p50 / mcp.direct.p50;
+    out.write(
+      `MCP: governed p50 ${ms(mcp.governed.p50)} vs direct ${ms(mcp.direct.p50)} = ${mcpRatio.toFixed(2)}× ` +
+        `(target ≤ ${TARGET_MCP_RATIO}×, ${mcpRatio <= TARGET_MCP_RATIO ? 'met' : 'missed'}).\n`,
+    );
     if (!('skipped' in sandboxed)) {
       out.write(
         `Sandbox: governed p50 ${ms(sandboxed.governed.p50)} vs bare bwrap ${ms(sandboxed.bare.p50)} = ${(sandboxed.governed.p50 / sandboxed.bare.p50).toFixed(2)}× (target ≤ 1.3×).\n`,

@@ -3,8 +3,14 @@ import type { PipelineContext } from '../pipeline-context.js';
 import type { SandboxLeases } from '../sandbox-leases.js';
 import type { StageResult } from '../stage.js';
 
-/** Kinds whose tools run in the gateway process itself and need no lease. */
-const IN_PROCESS = new Set(['native']);
+/**
+ * Kinds that take no lease per call, and why: native tools run in the gateway process; MCP tools
+ * run in their upstream server, a long-lived process of its own.
+ */
+const NO_LEASE: Record<string, string> = {
+  native: 'native tools run in the gateway process',
+  mcp: 'MCP tools run in their upstream server, not in a per-call sandbox',
+};
 
 /**
  * Stage 7: a lease of execution capacity with its limits, workspace and egress allow-list.
@@ -17,12 +23,9 @@ export async function sandboxStage(
   timeoutMs: number,
 ): Promise<StageResult> {
   const d = ctx.tool!.stored.descriptor;
-  if (IN_PROCESS.has(d.kind))
-    return {
-      outcome: 'continue',
-      decision: 'not-required',
-      reason: `no lease required: ${d.kind} tools run in the gateway process`,
-    };
+  const why = NO_LEASE[d.kind];
+  if (why !== undefined)
+    return { outcome: 'continue', decision: 'not-required', reason: `no lease required: ${why}` };
   if (!leases)
     return {
       outcome: 'fail',
