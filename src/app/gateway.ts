@@ -221,6 +221,8 @@ export class Gateway {
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
           sandbox: () => sandboxProblem,
+          healthy: (t) =>
+            t.descriptor.kind !== 'mcp' || mcp.descriptorCallable(t.tenant, t.descriptor),
         },
       });
       self.gateway = new Gateway({

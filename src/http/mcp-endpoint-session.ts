@@ -5,6 +5,7 @@ import type { Principal } from '../tenancy/index.js';
 import { McpToolNames } from './mcp-endpoint-names.js';
 import { toProtocolError } from './mcp-endpoint-errors.js';
 import { MetaKey, recordResult, refusalResult } from './mcp-endpoint-results.js';
+import { registerPassThrough } from './mcp-endpoint-upstreams.js';
 import type { GatewayServices } from './services.js';
 
 /** Options of {@link createSessionServer}. */
@@ -21,7 +22,8 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * The MCP server of one agent's session: `tools/list` shows the active, healthy tools of the
- * agent's release closure; `tools/call` runs the governed pipeline as that agent.
+ * agent's release closure; `tools/call` runs the governed pipeline as that agent; resources and
+ * prompts of the upstream servers the closure reaches are passed through read-only.
  */
 export function createSessionServer(o: SessionServerOptions): Server {
   const s = o.services;
@@ -29,7 +31,10 @@ export function createSessionServer(o: SessionServerOptions): Server {
   const server = new Server(
     { name: 'gatehouse', version: o.version },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: {
+        tools: { listChanged: false },
+        ...(s.mcp ? { resources: {}, prompts: {} } : {}),
+      },
       instructions:
         'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else one is derived from the session and request); after an approval, repeat the call with _meta "gatehouse/approvalId".',
     },
@@ -40,13 +45,13 @@ export function createSessionServer(o: SessionServerOptions): Server {
   // The closure of an agent release never changes, so neither do its names.
   const namesOf = () => (names ??= new McpToolNames(closure()));
 
-  server.setRequestHandler('tools/list', () => {
+  server.setRequestHandler('tools/list', async () => {
     try {
       const healthy = s.healthy ?? (() => true);
       const tools: Tool[] = [];
       for (const ref of closure()) {
         const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;
-        if (!stored || stored.state === 'revoked' || !healthy(stored)) continue;
+        if (!stored || stored.state === 'revoked' || !(await healthy(stored))) continue;
         const d = stored.descriptor;
         // MCP arguments are an object; a tool whose input is not one cannot be offered.
         if (d.inputSchema.type !== 'object') continue;
@@ -116,6 +121,7 @@ export function createSessionServer(o: SessionServerOptions): Server {
       throw toProtocolError(err);
     }
   });
+  if (s.mcp) registerPassThrough(server, { services: { ...s, mcp: s.mcp }, principal: p, closure });
   return server;
 }
 

@@ -33,7 +33,8 @@ export interface GatewayServices {
   ready: () => boolean;
   /**
    * Whether a tool can be offered to agents now (the MCP endpoint lists only healthy tools);
-   * absent means every tool is healthy. The MCP upstream's health probe answers it for `mcp` tools.
+   * absent means every tool is healthy. For `mcp` tools the gateway answers from the upstream's
+   * stored state (server active, tool bound with the approved digest), opening no connection.
    */
-  healthy?: (tool: StoredDescriptor) => boolean;
+  healthy?: (tool: StoredDescriptor) => boolean | Promise<boolean>;
 }

@@ -2,7 +2,7 @@ import { ErrorCode, EventType, GatehouseError, isoTime } from '../core/index.js'
 import type { AuditRecordDraft, Clock, IdGenerator, OutboxEvent } from '../core/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
 import type { DiscoveredTool, Discovery, McpBinding } from './mcp-binding.js';
-import { annotationWarnings, mcpDescriptor } from './mcp-descriptor.js';
+import { annotationWarnings, mcpDescriptor, mcpExecution } from './mcp-descriptor.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import { canTransitionMcpServer, transitionMcpServer } from './mcp-server.js';
 import type { McpServerRecord, McpServerState, McpTransport } from './mcp-server.js';
@@ -460,6 +460,75 @@ export class McpService {
         message: `MCP server ${serverId} disconnected`,
       };
     return { ok: true, conn, binding: again.binding };
+  }
+
+  /**
+   * Whether a call of `descriptor` could go upstream now, judged from stored state only (no
+   * connection is opened): the server active, the tool bound to this descriptor version and
+   * listed upstream with the approved digest. The MCP endpoint lists only such tools.
+   */
+  async isCallable(
+    tenant: string,
+    serverId: string,
+    tool: string,
+    descriptor: { id: string; version: string },
+  ): Promise<boolean> {
+    return (await checkCall(this.o.store, tenant, serverId, tool, descriptor)).ok;
+  }
+
+  /**
+   * {@link isCallable} for a descriptor of kind `mcp` (its execution names server and tool);
+   * false for any other descriptor.
+   */
+  async descriptorCallable(tenant: string, descriptor: ToolDescriptor): Promise<boolean> {
+    const exec = descriptor.kind === 'mcp' ? mcpExecution(descriptor) : null;
+    return exec !== null && this.isCallable(tenant, exec.server, exec.tool, descriptor);
+  }
+
+  /**
+   * Runs a read-only request (resources, prompts) on an active server of the tenant through its
+   * pooled connection, with the request timeout. Nothing is recorded.
+   * @throws GatehouseError NOT_FOUND (no such server), UNAVAILABLE (not active, unreachable,
+   *   timed out), INVALID_INPUT (the upstream refused the request's parameters).
+   */
+  async readUpstream<T>(
+    tenant: string,
+    serverId: string,
+    op: (conn: UpstreamConnection, timeoutMs: number) => Promise<T>,
+  ): Promise<T> {
+    const server = await this.server(tenant, serverId);
+    if (server.state !== 'active')
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `MCP server ${serverId} is ${server.state}, not active.`,
+      );
+    let conn: UpstreamConnection;
+    try {
+      conn = (await this.pool.get(server)).conn;
+    } catch (err) {
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `MCP server ${serverId} cannot be reached: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    try {
+      return await op(conn, this.s.requestTimeoutMs);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      const message = err instanceof Error ? err.message : String(err);
+      // -32602 invalid params, -32002 resource not found: the request's fault, not the server's.
+      if (code === -32602 || code === -32002)
+        throw new GatehouseError(
+          ErrorCode.INVALID_INPUT,
+          `MCP server ${server.name} refused: ${message}`,
+        );
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `MCP server ${server.name} failed to answer: ${message}`,
+        { cause: err },
+      );
+    }
   }
 
   private async probeAll(): Promise<void> {

@@ -4,7 +4,15 @@ import {
   SdkErrorCode,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
-import type { CallToolResult, Transport } from '@modelcontextprotocol/client';
+import type {
+  CallToolResult,
+  GetPromptResult,
+  ListPromptsResult,
+  ListResourceTemplatesResult,
+  ListResourcesResult,
+  ReadResourceResult,
+  Transport,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { McpTransport } from './mcp-server.js';
 import { toolDigest, upstreamTool } from './tool-digest.js';
@@ -160,6 +168,44 @@ export class UpstreamConnection {
       );
     }
     return { tools, resources, prompts };
+  }
+
+  /** The server's resources (every page); empty when it has no resources capability. */
+  async listResources(timeoutMs: number): Promise<ListResourcesResult['resources']> {
+    if (!this.client.getServerCapabilities()?.resources) return [];
+    return (await this.client.listResources(undefined, { timeout: timeoutMs })).resources;
+  }
+
+  /** The server's resource templates (every page); empty without a resources capability. */
+  async listResourceTemplates(
+    timeoutMs: number,
+  ): Promise<ListResourceTemplatesResult['resourceTemplates']> {
+    if (!this.client.getServerCapabilities()?.resources) return [];
+    return (await this.client.listResourceTemplates(undefined, { timeout: timeoutMs }))
+      .resourceTemplates;
+  }
+
+  /** Reads one resource, fresh. @throws Error on failure or an upstream protocol error. */
+  readResource(uri: string, timeoutMs: number): Promise<ReadResourceResult> {
+    return this.client.readResource({ uri }, { timeout: timeoutMs, cacheMode: 'bypass' });
+  }
+
+  /** The server's prompts (every page); empty when it has no prompts capability. */
+  async listPrompts(timeoutMs: number): Promise<ListPromptsResult['prompts']> {
+    if (!this.client.getServerCapabilities()?.prompts) return [];
+    return (await this.client.listPrompts(undefined, { timeout: timeoutMs })).prompts;
+  }
+
+  /** Gets one prompt with its arguments. @throws Error on failure or an upstream protocol error. */
+  getPrompt(
+    name: string,
+    args: Record<string, string> | undefined,
+    timeoutMs: number,
+  ): Promise<GetPromptResult> {
+    return this.client.getPrompt(
+      { name, ...(args ? { arguments: args } : {}) },
+      { timeout: timeoutMs },
+    );
   }
 
   /**

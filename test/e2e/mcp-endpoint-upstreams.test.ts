@@ -1,0 +1,186 @@
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyReceipt } from '../../src/audit/index.js';
+import type { JwkSet } from '../../src/audit/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+
+let g: DemoGateway;
+let url: string;
+let serverId: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  g = await startDemoGateway({ listen: true });
+  url = `${g.url!}/mcp`;
+  const everything = (await g.gateway.mcp.list('acme')).find((s) => s.name === 'everything');
+  serverId = everything!.id;
+});
+afterAll(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()));
+  await g?.close();
+});
+
+async function connect(token = g.tokens.agent): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+function text(r: CallToolResult): string {
+  const first = r.content[0];
+  return first?.type === 'text' ? first.text : '';
+}
+
+const upstream = () => ({ server: serverId, name: 'everything', untrusted: true });
+
+describe('the demo flow over /mcp against server-everything', () => {
+  it('calls everything_echo__1_0_0 through the pipeline: upstream answer, provenance, receipt', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'everything_echo__1_0_0',
+        'everything_get-sum__1_0_0',
+        'everything_toggle-simulated-logging__1_0_0',
+      ]),
+    );
+    const r = await client.callTool({
+      name: 'everything_echo__1_0_0',
+      arguments: { message: 'governed hello' },
+    });
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(r.structuredContent).toEqual({
+      content: [{ type: 'text', text: 'Echo: governed hello' }],
+    });
+    const m = r._meta ?? {};
+    expect(m['gatehouse/status']).toBe('observed');
+    const id = m['gatehouse/invocationId'] as string;
+    expect(m['gatehouse/provenance']).toMatchObject({
+      tool: 'everything/echo',
+      version: '1.0.0',
+      invocation: id,
+      untrusted: true,
+    });
+
+    const record = await g.inject<InvocationRecord>('GET', `/v1/invocations/${id}`, {
+      token: g.tokens.agent,
+    });
+    expect(record.status).toBe(200);
+    expect(record.body.status).toBe('observed');
+    expect(record.body.tool).toMatchObject({ id: 'everything/echo', version: '1.0.0' });
+    const keys = await g.inject<JwkSet>('GET', '/v1/receipt-keys');
+    const receipt = await g.inject('GET', `/v1/invocations/${id}/receipt`, {
+      token: g.tokens.agent,
+    });
+    expect(receipt.status).toBe(200);
+    expect(verifyReceipt(receipt.body, keys.body).ok).toBe(true);
+  });
+});
+
+describe('resources and prompts of the upstreams the closure reaches', () => {
+  it('advertises resources and prompts, lists and reads a resource of server-everything', async () => {
+    const client = await connect();
+    const caps = client.getServerCapabilities();
+    expect(caps?.resources).toBeDefined();
+    expect(caps?.prompts).toBeDefined();
+
+    const { resources } = await client.listResources();
+    expect(resources.length).toBeGreaterThan(0);
+    for (const r of resources) expect(r._meta?.['gatehouse/upstream']).toEqual(upstream());
+    const doc = resources.find((r) => r.uri.startsWith('demo://resource/static/document/'));
+    expect(doc).toBeDefined();
+
+    const read = await client.readResource({ uri: doc!.uri });
+    expect(read.contents[0]?.uri).toBe(doc!.uri);
+    const first = read.contents[0] as { text?: string; blob?: string };
+    expect((first.text ?? first.blob ?? '').length).toBeGreaterThan(0);
+    expect(read._meta?.['gatehouse/upstream']).toEqual(upstream());
+
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates.length).toBeGreaterThan(0);
+    expect(resourceTemplates[0]?._meta?.['gatehouse/upstream']).toEqual(upstream());
+
+    // An unknown URI is the upstream's refusal, as a JSON-RPC error.
+    const err = await client.readResource({ uri: 'demo://no/such/resource' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ProtocolError);
+  });
+
+  it('lists prompts named <server>__<prompt> and gets one from the upstream', async () => {
+    const client = await connect();
+    const { prompts } = await client.listPrompts();
+    const names = prompts.map((p) => p.name);
+    expect(names).toContain('everything__simple-prompt');
+    for (const p of prompts) {
+      expect(p.name).toMatch(/^everything__/);
+      expect(p._meta?.['gatehouse/upstream']).toEqual(upstream());
+    }
+    const got = await client.getPrompt({ name: 'everything__simple-prompt' });
+    expect(got.messages[0]?.content).toEqual({
+      type: 'text',
+      text: 'This is a simple prompt without arguments.',
+    });
+    expect(got._meta?.['gatehouse/upstream']).toEqual(upstream());
+
+    const unknown = await client.getPrompt({ name: 'other__simple-prompt' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(unknown).toBeInstanceOf(ProtocolError);
+    expect((unknown as ProtocolError).code).toBe(-32602);
+  });
+
+  it('shows an agent whose closure reaches no upstream no resources and no prompts', async () => {
+    const published = await g.inject('POST', '/v1/events', {
+      token: g.tokens.admin,
+      body: {
+        id: 'test:agent/plain-agent@1.0.0',
+        type: 'AgentReleasePublished',
+        data: {
+          agentId: 'plain-agent',
+          version: '1.0.0',
+          closure: [{ id: 'demo/echo', version: '1.0.0' }],
+          policy: { maxClass: 'production' },
+        },
+      },
+    });
+    expect(published.status, JSON.stringify(published.body)).toBe(200);
+    const plain = await g.gateway.directory.addPrincipal(
+      {
+        tenant: 'acme',
+        name: 'plain-agent',
+        roles: ['agent'],
+        project: 'web',
+        agent: { id: 'plain-agent', version: '1.0.0' },
+      },
+      'test',
+    );
+    const client = await connect(plain.token);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['demo_echo__1_0_0']);
+    expect((await client.listResources()).resources).toEqual([]);
+    expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
+    expect((await client.listPrompts()).prompts).toEqual([]);
+    const read = await client
+      .readResource({ uri: 'demo://resource/static/document/architecture.md' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(read).toBeInstanceOf(ProtocolError);
+    const prompt = await client.getPrompt({ name: 'everything__simple-prompt' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(prompt).toBeInstanceOf(ProtocolError);
+  });
+});
