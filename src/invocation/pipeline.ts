@@ -104,7 +104,9 @@ export class Pipeline {
     try {
       return await this.pass(ctx, from);
     } finally {
-      for (const undo of ctx.cleanup.splice(0).reverse()) await undo().catch(() => undefined);
+      // Each undo (revoke credentials; close egress, remove the workspace, release the lease) is
+      // independent of the others: run them together, so their writes share one commit.
+      await Promise.all(ctx.cleanup.splice(0).map((undo) => undo().catch(() => undefined)));
     }
   }
 
