@@ -72,7 +72,9 @@ export function superviseRun(
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,
         started: wasStarted(status, exit, lost, slot.endedBeforeAttach),
-        killed: killed ?? hit,
+        // A run that hit a limit and then ran out its time (a fork bomb spinning on failed forks)
+        // was stopped by that limit: report the cause, not the clock.
+        killed: killed === 'timeout' && hit !== null ? hit : (killed ?? hit),
         durationMs: Math.round((exit?.at ?? performance.now()) - t0),
         usage,
       });
