@@ -309,7 +309,7 @@ describe('exit codes and kills', () => {
     const mark = `${30 + (process.pid % 1000) / 1000}`;
     const started = Date.now();
     const r = await run('test/write-sh', `sleep ${mark}; echo never`);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
     expect(r.status).toBe('uncertain');
     expect(r.error?.code).toBe('TIMEOUT');
     expect(r.error?.message).toMatch(/timeout after 1000 ms/);

@@ -148,15 +148,16 @@ describe.skipIf(fixture.unavailable !== null)(
       const t0 = Date.now();
       const running = sh(f, 'sleep 31.25 & sleep 31.25', {
         id,
-        limits: { ...LIMITS, timeoutMs: 500 },
+        limits: { ...LIMITS, timeoutMs: 2_000 },
       });
-      await sleep(250);
+      // Poll: on a loaded machine the run takes a while to start.
+      for (let i = 0; i < 30 && hostProcesses('sleep 31.25').length < 2; i++) await sleep(50);
       expect(hostProcesses('sleep 31.25').length).toBeGreaterThanOrEqual(2);
       const { result } = await running;
       expect(result.killed).toBe('timeout');
       expect(result.started).toBe(true);
       expect(result.signal).toBe('SIGKILL');
-      expect(Date.now() - t0).toBeLessThan(1500);
+      expect(Date.now() - t0).toBeLessThan(8_000);
       expect(existsSync(cgroupDir(id))).toBe(false);
       expect(hostProcesses('sleep 31.25')).toEqual([]);
     });
@@ -167,7 +168,7 @@ describe.skipIf(fixture.unavailable !== null)(
       const id = `abort-${process.pid}`;
       const { result } = await sh(f, 'sleep 32.5', { id, signal: controller.signal });
       expect(result.killed).toBe('abort');
-      expect(result.durationMs).toBeLessThan(2000);
+      expect(result.durationMs).toBeLessThan(8_000);
       expect(existsSync(cgroupDir(id))).toBe(false);
       expect(hostProcesses('sleep 32.5')).toEqual([]);
       const already = await sh(f, 'echo never', { signal: AbortSignal.abort() });
