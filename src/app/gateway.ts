@@ -34,6 +34,9 @@ import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';
 
+/** How long the credential leases of one upstream MCP connection last at most. */
+const MCP_CREDENTIAL_TTL_MS = 24 * 60 * 60 * 1000;
+
 /** Options of {@link Gateway.open} beyond the configuration; tests inject clock and ids. */
 export interface GatewayDeps {
   clock?: Clock;
@@ -136,7 +139,30 @@ export class Gateway {
       execution = await openExecution({ config, db, clock, ids, invocations: store });
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
-      const mcp = new McpService({ store: new SqliteMcpStore(db), clock, ids });
+      const broker = execution.broker;
+      const mcp = new McpService({
+        store: new SqliteMcpStore(db),
+        clock,
+        ids,
+        // One set of leases per upstream connection, ended when the connection closes (a
+        // reconnect issues fresh ones); the values never reach the server record or a log.
+        issueCredentials: async (tenant, serverId, needs) => {
+          const holder = `mcp-server/${serverId}/${ids.next()}`;
+          try {
+            const issued = await broker.issue(tenant, holder, needs, MCP_CREDENTIAL_TTL_MS);
+            return {
+              env: issued.env,
+              headers: issued.headers,
+              values: issued.values,
+              release: () => broker.revoke(holder, 'upstream connection closed'),
+            };
+          } catch (err) {
+            await broker.revoke(holder).catch(() => undefined);
+            throw err;
+          }
+        },
+        ...(execution.mcpLauncher ? { stdioLauncher: execution.mcpLauncher } : {}),
+      });
       mcpService = mcp;
       const executors = new Map<string, Executor>([
         ['native', native],

@@ -9,7 +9,10 @@ import { BwrapSandbox, EgressProxy, SANDBOX_UID, Workspaces } from '../sandbox/i
 import { CredentialBroker, SecretCipher, SecretService } from '../secrets/index.js';
 import { SqliteLeaseStore, SqliteSecretStore } from '../storage/index.js';
 import type { SqliteDatabase } from '../storage/index.js';
+import type { StdioLauncher } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
+import { McpSandbox } from './mcp-sandbox.js';
+import { MCP_POOL } from './sandbox-config.js';
 
 /** The parts that run code for tools: secrets, capacity, sandbox, egress, workspaces, reaper. */
 export interface Execution {
@@ -22,6 +25,10 @@ export interface Execution {
   reaper?: Reaper;
   /** Executors by kind, beyond the native one. */
   executors: Map<string, Executor>;
+  /**
+   * Runs stdio MCP servers in sandbox leases; absent when the sandbox is (then they run directly).
+   */
+  mcpLauncher?: (server: { tenant: string; id: string }) => StdioLauncher;
   /** Leases reaped at start (orphans of a crash). */
   reapedAtStart: string[];
   close(): Promise<void>;
@@ -44,11 +51,12 @@ export async function openExecution(o: {
   const secrets = new SecretService({ store: secretStore, cipher, clock });
   const broker = new CredentialBroker({ store: secretStore, cipher, clock, ids });
   const sc = config.sandbox;
+  const mcpPool = sc.mcpPool ?? MCP_POOL;
   const capacity = await ExecutionCapacity.open({
     store: new SqliteLeaseStore(db),
     clock,
     ids,
-    pools: [sc.pool],
+    pools: [sc.pool, mcpPool],
   });
   // Shell descriptors validate everywhere; without a sandbox their calls fail before any effect.
   const executors = new Map<string, Executor>([['shell', new ShellExecutor()]]);
@@ -95,11 +103,26 @@ export async function openExecution(o: {
     },
   });
   executors.set('shell', new ShellExecutor(sandbox));
+  const mcpSandbox = new McpSandbox({
+    sandbox,
+    capacity,
+    workspaces,
+    pool: mcpPool.name,
+    resources: {
+      cpus: mcpPool.cpus / mcpPool.leases,
+      memoryBytes: Math.floor(mcpPool.memoryBytes / mcpPool.leases),
+      gpus: 0,
+      pids: sc.defaults.pids,
+    },
+    queueBudgetMs: sc.queueBudgetMs,
+  });
   const reaper = new Reaper({
     capacity,
     clock,
-    inUse: (lease) => leases.holds(lease.id),
+    inUse: (lease) => leases.holds(lease.id) || mcpSandbox.holds(lease.id),
     holderDone: async (lease) => {
+      // An upstream's lease not held by a live connection (a crash left it) is done.
+      if (lease.holder.startsWith('mcp/')) return true;
       if (!lease.holder.startsWith('invocation/')) return false;
       const record = await o.invocations.get(
         lease.tenant,
@@ -120,6 +143,7 @@ export async function openExecution(o: {
     ...base,
     leases,
     sandboxProblem: null,
+    mcpLauncher: (server) => mcpSandbox.launcher(server),
     reaper,
     reapedAtStart: [...new Set([...orphans, ...reaped])],
     close: async () => {

@@ -16,6 +16,11 @@ export interface SandboxConfig {
    */
   root: string;
   pool: PoolConfig;
+  /**
+   * The pool stdio MCP servers' leases come from (one per connection, held while it lives), apart
+   * from the tools' pool so long-lived upstreams never starve calls. Default {@link MCP_POOL}.
+   */
+  mcpPool?: PoolConfig;
   /** What a lease gets when its descriptor says nothing. */
   defaults: { cpus: number; memoryMb: number; pids: number };
   /** How long a call may wait for capacity before CAPACITY_EXHAUSTED. */
@@ -29,6 +34,15 @@ export interface SandboxConfig {
   /** How often the reaper runs. */
   reapIntervalMs: number;
 }
+
+/** The default pool of stdio MCP servers: up to 16 connections, 256 MiB and a quarter core each. */
+export const MCP_POOL: PoolConfig = {
+  name: 'mcp-upstreams',
+  cpus: 4,
+  memoryBytes: 16 * 256 * 1024 * 1024,
+  gpus: 0,
+  leases: 16,
+};
 
 /** The sandbox configuration from `GATEHOUSE_*` variables and defaults. */
 export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): SandboxConfig {

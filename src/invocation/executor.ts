@@ -1,4 +1,5 @@
 import type { Environment, SideEffectClass } from '../core/index.js';
+import type { BrokeredValue } from '../secrets/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
 import type { OutputCapture } from './output-capture.js';
 
@@ -39,10 +40,18 @@ export interface ExecutionRequest {
  * An executor's account of a call. `failed` only when nothing took effect; `uncertain` when an
  * effect may have happened (connection lost, killed, timed out after it started).
  */
-export type ExecutionResult =
+export type ExecutionResult = (
   | { status: 'observed'; output: unknown }
   | { status: 'failed'; code: string; message: string; output?: unknown }
-  | { status: 'uncertain'; code: string; message: string; output?: unknown };
+  | { status: 'uncertain'; code: string; message: string; output?: unknown }
+) & {
+  /**
+   * Secret values the executor's connection holds beyond the call's own credentials (an MCP
+   * upstream's connection credentials): the execute stage adds them to the call's redactor and
+   * drops them from the result. Never stored.
+   */
+  secrets?: BrokeredValue[];
+};
 
 /** Runs tools of one kind. */
 export interface Executor {

@@ -20,4 +20,12 @@ export type {
 export { McpExecutor } from './mcp-executor.js';
 export type { McpExecutorOptions } from './mcp-executor.js';
 export { UpstreamConnection, processAlive } from './upstream-connection.js';
-export type { UpstreamCallOutcome, DiscoveredLists } from './upstream-connection.js';
+export type {
+  UpstreamCallOutcome,
+  DiscoveredLists,
+  ConnectionCredentials,
+  LaunchedStdio,
+  StdioLauncher,
+} from './upstream-connection.js';
+export { ChildStdioTransport } from './child-stdio-transport.js';
+export type { ChildStdioOptions } from './child-stdio-transport.js';

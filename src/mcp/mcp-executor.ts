@@ -3,6 +3,7 @@ import type { ToolDescriptor } from '../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { mcpExecution } from './mcp-descriptor.js';
 import type { McpService } from './mcp-service.js';
+import type { UpstreamCallOutcome } from './upstream-connection.js';
 
 /** Options of the {@link McpExecutor}. */
 export interface McpExecutorOptions {
@@ -46,6 +47,13 @@ export class McpExecutor implements Executor {
       timeoutMs: req.timeoutMs,
       signal: req.signal,
     });
+    const result = this.result(req, outcome);
+    // The connection's credentials go to the call's sanitizer with the result (never stored).
+    const secrets = ready.conn.secrets;
+    return secrets.length > 0 ? { ...result, secrets } : result;
+  }
+
+  private result(req: ExecutionRequest, outcome: UpstreamCallOutcome): ExecutionResult {
     switch (outcome.kind) {
       case 'result':
         return { status: 'observed', output: this.output(outcome.result) };

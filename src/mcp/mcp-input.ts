@@ -1,4 +1,11 @@
 import { isSideEffectClass } from '../core/index.js';
+import {
+  SECRET_NAME_PATTERN,
+  SECRET_SCOPE_PATTERN,
+  credentialNeedProblems,
+  credentialNeedSchema,
+} from '../secrets/index.js';
+import type { CredentialNeed } from '../secrets/index.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpTransport } from './mcp-server.js';
 import { invalid } from './mcp-ledger.js';
@@ -26,11 +33,13 @@ export function normalizeTransport(
         Object.values(t.env).every((v) => typeof v === 'string');
       if (!ok) throw invalid('/transport/env must map names to strings.', '/transport/env');
     }
+    const credentials = checkCredentials(t.credentials, 'env');
     return {
       type: 'stdio',
       command: t.command,
       args: [...args],
       ...(t.env ? { env: { ...t.env } } : {}),
+      ...(credentials ? { credentials } : {}),
     };
   }
   if (t.type === 'http') {
@@ -38,7 +47,8 @@ export function normalizeTransport(
       throw invalid('/transport/url must be a string.', '/transport/url');
     const why = checkUrl(t.url);
     if (why !== null) throw invalid(`/transport/url is not allowed: ${why}.`, '/transport/url');
-    return { type: 'http', url: new URL(t.url).href };
+    const credentials = checkCredentials(t.credentials, 'header');
+    return { type: 'http', url: new URL(t.url).href, ...(credentials ? { credentials } : {}) };
   }
   throw invalid('/transport/type must be "stdio" or "http".', '/transport/type');
 }
@@ -54,9 +64,79 @@ export function checkBindingRequest(req: BindingRequest): void {
     throw invalid('/descriptor must be {id, version} (non-empty strings).', '/descriptor');
 }
 
-/** The transport without environment values (they may hold credentials). */
+/** The transport without environment values (they may hold credentials); needs name no value. */
 export function redactTransport(t: McpTransport): Record<string, unknown> {
+  const credentials = t.credentials ? { credentials: t.credentials } : {};
   return t.type === 'stdio'
-    ? { type: 'stdio', command: t.command, args: t.args, env: Object.keys(t.env ?? {}) }
-    : { type: 'http', url: t.url };
+    ? {
+        type: 'stdio',
+        command: t.command,
+        args: t.args,
+        env: Object.keys(t.env ?? {}),
+        ...credentials,
+      }
+    : { type: 'http', url: t.url, ...credentials };
+}
+
+const injectPatterns = credentialNeedSchema.properties.inject.oneOf;
+const ENV_NAME = new RegExp(injectPatterns[0].properties.env.pattern);
+const HEADER_NAME = new RegExp(injectPatterns[2].properties.header.pattern);
+const HEADER_FORMAT = new RegExp(injectPatterns[2].properties.format.pattern);
+const HOST = new RegExp(injectPatterns[2].properties.host.pattern);
+
+/**
+ * A transport's credential needs, checked and copied: a stdio server takes them as environment
+ * variables, an HTTP one as request headers; files are refused (an upstream has no secrets mount).
+ * @throws GatehouseError INVALID_INPUT naming the field.
+ */
+function checkCredentials(raw: unknown, as: 'env' | 'header'): CredentialNeed[] | undefined {
+  if (raw === undefined) return undefined;
+  const at = '/transport/credentials';
+  if (!Array.isArray(raw) || raw.length > 32)
+    throw invalid(`${at} must be an array of at most 32 credential needs.`, at);
+  const needs = raw.map((n: unknown, i): CredentialNeed => {
+    const p = `${at}/${i}`;
+    const need = n as { ref?: unknown; scope?: unknown; inject?: Record<string, unknown> } | null;
+    if (typeof need !== 'object' || need === null) throw invalid(`${p} must be an object.`, p);
+    if (typeof need.ref !== 'string' || !new RegExp(SECRET_NAME_PATTERN).test(need.ref))
+      throw invalid(`${p}/ref must be a secret name.`, `${p}/ref`);
+    if (typeof need.scope !== 'string' || !new RegExp(SECRET_SCOPE_PATTERN).test(need.scope))
+      throw invalid(`${p}/scope must be a scope (printable ASCII, no spaces).`, `${p}/scope`);
+    const inject = need.inject;
+    if (typeof inject !== 'object' || inject === null)
+      throw invalid(`${p}/inject must be an object.`, `${p}/inject`);
+    const keys = Object.keys(inject);
+    if (as === 'env') {
+      if (keys.length !== 1 || typeof inject.env !== 'string' || !ENV_NAME.test(inject.env))
+        throw invalid(
+          `${p}/inject must be {env: NAME} for a stdio server (an upper-case variable name, not PATH, HOME, a proxy or LD_*); files and headers cannot reach it.`,
+          `${p}/inject`,
+        );
+      return { ref: need.ref, scope: need.scope, inject: { env: inject.env } };
+    }
+    const { header, format, host } = inject;
+    const ok =
+      keys.every((k) => k === 'header' || k === 'format' || k === 'host') &&
+      typeof header === 'string' &&
+      HEADER_NAME.test(header) &&
+      (format === undefined || (typeof format === 'string' && HEADER_FORMAT.test(format))) &&
+      (host === undefined || (typeof host === 'string' && HOST.test(host)));
+    if (!ok)
+      throw invalid(
+        `${p}/inject must be {header, format?, host?} for an HTTP server; environment variables and files cannot reach it.`,
+        `${p}/inject`,
+      );
+    return {
+      ref: need.ref,
+      scope: need.scope,
+      inject: {
+        header,
+        ...(format === undefined ? {} : { format }),
+        ...(host === undefined ? {} : { host }),
+      },
+    };
+  });
+  const problems = credentialNeedProblems(needs);
+  if (problems.length > 0) throw invalid(`${at}: ${problems.join('; ')}.`, at);
+  return needs.length > 0 ? needs : undefined;
 }

@@ -1,4 +1,5 @@
 import { IllegalStateError } from '../core/index.js';
+import type { CredentialNeed } from '../secrets/index.js';
 
 /** Lifecycle of an upstream MCP server (DESIGN §5). */
 export const McpServerState = {
@@ -33,10 +34,20 @@ export function transitionMcpServer(from: McpServerState, to: McpServerState): M
   return to;
 }
 
-/** How Gatehouse reaches an upstream server. */
+/**
+ * How Gatehouse reaches an upstream server. `credentials` name secrets the broker issues for each
+ * connection (never their values): environment variables of a stdio server, headers of the HTTP
+ * requests to an HTTP one.
+ */
 export type McpTransport =
-  | { type: 'stdio'; command: string; args: string[]; env?: Record<string, string> }
-  | { type: 'http'; url: string };
+  | {
+      type: 'stdio';
+      command: string;
+      args: string[];
+      env?: Record<string, string>;
+      credentials?: CredentialNeed[];
+    }
+  | { type: 'http'; url: string; credentials?: CredentialNeed[] };
 
 /** A registered upstream MCP server of a tenant. */
 export interface McpServerRecord {
@@ -48,6 +59,11 @@ export interface McpServerRecord {
   /** SHA-256 hex of the JCS of what makes the server what it is (see `serverIdentity`). */
   identity: string;
   state: McpServerState;
+  /**
+   * For a stdio server: whether its last connection ran inside a sandbox lease (absent until it
+   * first connected, and for HTTP servers).
+   */
+  sandboxed?: boolean;
   /** Why it is in its state (the last probe failure, the retirement reason). */
   stateReason: string | null;
   /** Starts at 1; each update adds one (compare-and-set). */

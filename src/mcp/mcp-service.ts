@@ -1,4 +1,4 @@
-import { ErrorCode, EventType, GatehouseError, isoTime } from '../core/index.js';
+import { ErrorCode, EventType, GatehouseError, isGatehouseError, isoTime } from '../core/index.js';
 import type { AuditRecordDraft, Clock, IdGenerator, OutboxEvent } from '../core/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
 import type { DiscoveredTool, Discovery, McpBinding } from './mcp-binding.js';
@@ -11,7 +11,13 @@ import { defaultCheckUrl, serverIdentity } from './server-identity.js';
 import { diffTool } from './tool-digest.js';
 import { audit, conflict, event, invalid, notFound, subject } from './mcp-ledger.js';
 import { checkBindingRequest, normalizeTransport, redactTransport } from './mcp-input.js';
-import type { DiscoveredLists, UpstreamConnection } from './upstream-connection.js';
+import type { CredentialNeed } from '../secrets/index.js';
+import type {
+  ConnectionCredentials,
+  DiscoveredLists,
+  StdioLauncher,
+  UpstreamConnection,
+} from './upstream-connection.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { checkCall } from './call-check.js';
 import { planDiscovery } from './discovery-plan.js';
@@ -34,6 +40,22 @@ export interface McpServiceOptions {
   maxBackoffMs?: number;
   /** Largest single message accepted from a stdio upstream (default 4 MiB). */
   maxMessageBytes?: number;
+  /**
+   * Issues the credentials a server's transport declares, for one connection, as broker leases
+   * that `release()` ends. Without it, a server that declares credentials cannot connect.
+   * @throws GatehouseError with the broker's code (CREDENTIAL_UNAVAILABLE, CREDENTIAL_SCOPE_DENIED…).
+   */
+  issueCredentials?: (
+    tenant: string,
+    serverId: string,
+    needs: CredentialNeed[],
+  ) => Promise<ConnectionCredentials>;
+  /**
+   * Runs stdio servers inside a sandbox lease (given when the sandbox is available). Given the
+   * server, a launcher bound to it; servers registered without one run directly and their record
+   * says `sandboxed: false`.
+   */
+  stdioLauncher?: (server: { tenant: string; id: string }) => StdioLauncher;
 }
 
 /** What a maintainer asks to register. */
@@ -82,7 +104,9 @@ export class McpService {
   private timer: NodeJS.Timeout | null = null;
   private probing = false;
   private closed = false;
-  private readonly s: Required<Omit<McpServiceOptions, 'store' | 'clock' | 'ids'>>;
+  private readonly s: Required<
+    Omit<McpServiceOptions, 'store' | 'clock' | 'ids' | 'issueCredentials' | 'stdioLauncher'>
+  >;
 
   constructor(private readonly o: McpServiceOptions) {
     this.s = {
@@ -101,7 +125,24 @@ export class McpService {
       maxBackoffMs: this.s.maxBackoffMs,
       now: () => this.o.clock.now(),
       onListChanged: (server) => this.scheduleRediscovery(server.tenant, server.id),
+      credentials: (server) => this.credentialsFor(server),
+      launch: (server) =>
+        server.transport.type === 'stdio' && server.sandboxed !== false
+          ? this.o.stdioLauncher?.(server)
+          : undefined,
     });
+  }
+
+  /** Issues the credentials a server declares for one connection; null when it declares none. */
+  private async credentialsFor(server: McpServerRecord): Promise<ConnectionCredentials | null> {
+    const needs = server.transport.credentials ?? [];
+    if (needs.length === 0) return null;
+    if (!this.o.issueCredentials)
+      throw new GatehouseError(
+        ErrorCode.CREDENTIAL_UNAVAILABLE,
+        `MCP server ${server.id} declares ${needs.length} credential(s) but this gateway has no credential broker.`,
+      );
+    return this.o.issueCredentials(server.tenant, server.id, needs);
   }
 
   /** Starts the health probe on its schedule. Safe to repeat. */
@@ -136,6 +177,7 @@ export class McpService {
       transport,
       identity: serverIdentity(transport),
       state: 'registered',
+      ...(transport.type === 'stdio' ? { sandboxed: this.o.stdioLauncher !== undefined } : {}),
       stateReason: null,
       version: 1,
       registeredBy: actor,
@@ -147,6 +189,7 @@ export class McpService {
       name,
       identity: server.identity,
       transport: redactTransport(transport),
+      ...(server.sandboxed === undefined ? {} : { sandboxed: server.sandboxed }),
       from: null,
       to: 'registered',
     };
@@ -195,7 +238,7 @@ export class McpService {
       } catch (err) {
         await this.pool.drop(id);
         throw new GatehouseError(
-          ErrorCode.UNAVAILABLE,
+          credentialCode(err) ?? ErrorCode.UNAVAILABLE,
           `Could not verify server ${id}: ${(err as Error).message}`,
           { cause: err },
         );
@@ -435,7 +478,7 @@ export class McpService {
     } catch (err) {
       return {
         ok: false,
-        code: 'SERVER_UNAVAILABLE',
+        code: credentialCode(err) ?? 'SERVER_UNAVAILABLE',
         message: `MCP server ${serverId} cannot be reached: ${(err as Error).message}`,
       };
     }
@@ -650,4 +693,12 @@ export class McpService {
     });
     return run;
   }
+}
+
+/** The broker's error code when `err` is a credential failure, else undefined. */
+function credentialCode(err: unknown): ErrorCode | undefined {
+  if (!isGatehouseError(err)) return undefined;
+  return err.code.startsWith('CREDENTIAL_') || err.code === ErrorCode.INVALID_DESCRIPTOR
+    ? err.code
+    : undefined;
 }

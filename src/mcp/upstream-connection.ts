@@ -14,7 +14,10 @@ import type {
   Transport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { BrokeredValue } from '../secrets/index.js';
 import type { McpTransport } from './mcp-server.js';
+import { ChildStdioTransport } from './child-stdio-transport.js';
+import type { ChildStdioOptions } from './child-stdio-transport.js';
 import { toolDigest, upstreamTool } from './tool-digest.js';
 import type { DiscoveredTool } from './mcp-binding.js';
 
@@ -29,6 +32,39 @@ export interface UpstreamConnectionOptions {
   connectTimeoutMs: number;
   /** Largest single message accepted from a stdio server; a bigger one ends the connection. */
   maxMessageBytes: number;
+  /** Credentials issued for this connection (hold values: never log or store them). */
+  credentials?: ConnectionCredentials;
+  /**
+   * Prepares a stdio server's process elsewhere (a sandbox lease): given the command and its whole
+   * environment, the spawn to make and what to release when the process is gone. Null: spawn it
+   * directly, as the gateway's user.
+   */
+  launch?: StdioLauncher;
+}
+
+/** A prepared spawn of a stdio server, and how to give back what it holds. */
+export interface LaunchedStdio {
+  spawn: Omit<ChildStdioOptions, 'maxBufferSize'>;
+  /** Called once when the process is gone (release the lease, remove the workspace). */
+  release: () => Promise<void>;
+}
+
+/** Prepares the spawn of a stdio server; null when it runs directly. */
+export type StdioLauncher = (
+  transport: Extract<McpTransport, { type: 'stdio' }>,
+  env: Record<string, string>,
+) => Promise<LaunchedStdio | null>;
+
+/** What the broker issued for one connection, and how to end those leases. */
+export interface ConnectionCredentials {
+  /** Environment variables added to a stdio server's process. */
+  env: Record<string, string>;
+  /** Headers added to an HTTP server's requests; `host` absent means every request. */
+  headers: { host?: string; name: string; value: string }[];
+  /** Every issued value, for the sanitizer of calls through this connection. */
+  values: BrokeredValue[];
+  /** Ends the leases; called once when the connection is over, however it ended. */
+  release: () => Promise<void>;
 }
 
 /** What a call to an upstream tool came to. */
@@ -59,12 +95,19 @@ export class UpstreamConnection {
   private ended = false;
   private closing: Promise<void> | null = null;
   private stderrTail = '';
+  private released = false;
 
   private constructor(
     private readonly client: Client,
     private readonly transport: Transport,
     private readonly o: UpstreamConnectionOptions,
+    private readonly launched: LaunchedStdio | null = null,
   ) {}
+
+  /** True when the stdio server runs in a prepared (sandboxed) process. */
+  get sandboxed(): boolean {
+    return this.launched !== null;
+  }
 
   /**
    * Starts the transport and runs the handshake.
@@ -72,16 +115,29 @@ export class UpstreamConnection {
    *   left running then.
    */
   static async open(o: UpstreamConnectionOptions): Promise<UpstreamConnection> {
-    const transport =
-      o.transport.type === 'stdio'
+    const issued = o.credentials;
+    const env = { ...(o.transport.type === 'stdio' ? o.transport.env : {}), ...issued?.env };
+    let launched: LaunchedStdio | null = null;
+    if (o.transport.type === 'stdio' && o.launch) {
+      try {
+        launched = await o.launch(o.transport, env);
+      } catch (err) {
+        await issued?.release().catch(() => undefined);
+        throw err;
+      }
+    }
+    const transport = launched
+      ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: o.maxMessageBytes })
+      : o.transport.type === 'stdio'
         ? new StdioClientTransport({
             command: o.transport.command,
             args: o.transport.args,
-            ...(o.transport.env ? { env: o.transport.env } : {}),
+            ...(Object.keys(env).length > 0 ? { env } : {}),
             stderr: 'pipe',
             maxBufferSize: o.maxMessageBytes,
           })
         : new StreamableHTTPClientTransport(new URL(o.transport.url), {
+            requestInit: { headers: headersFor(new URL(o.transport.url), issued?.headers ?? []) },
             reconnectionOptions: {
               maxReconnectionDelay: 1000,
               initialReconnectionDelay: 100,
@@ -90,8 +146,8 @@ export class UpstreamConnection {
             },
           });
     const client = new Client({ name: 'gatehouse', version: '0.1.0' }, { capabilities: {} });
-    const c = new UpstreamConnection(client, transport, o);
-    if (transport instanceof StdioClientTransport) {
+    const c = new UpstreamConnection(client, transport, o, launched);
+    if (transport instanceof StdioClientTransport || transport instanceof ChildStdioTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => {
         c.stderrTail = (c.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
@@ -113,9 +169,17 @@ export class UpstreamConnection {
     return c;
   }
 
+  /** The credential values issued for this connection, for the sanitizer of its calls. */
+  get secrets(): BrokeredValue[] {
+    return this.o.credentials?.values ?? [];
+  }
+
   /** The stdio server's process id, or null (HTTP, or not running). */
   get pid(): number | null {
-    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+    return this.transport instanceof StdioClientTransport ||
+      this.transport instanceof ChildStdioTransport
+      ? this.transport.pid
+      : null;
   }
 
   /** True once the session has ended. */
@@ -278,6 +342,7 @@ export class UpstreamConnection {
     const graceful = this.client.close().catch(() => undefined);
     if (pid === null) {
       await graceful;
+      await this.release();
       return;
     }
     const exited = waitForExit(pid, 5000);
@@ -287,18 +352,38 @@ export class UpstreamConnection {
     clearTimeout(term);
     clearTimeout(kill);
     await Promise.race([graceful, new Promise((r) => setTimeout(r, 100))]);
+    await this.release();
   }
 
   private end(): void {
     if (this.ended) return;
     this.ended = true;
-    if (!this.closing) this.o.onClosed();
+    if (!this.closing) {
+      void this.release();
+      this.o.onClosed();
+    }
+  }
+
+  /** Ends the connection's credential leases, once. */
+  private async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.o.credentials?.release().catch(() => undefined);
+    await this.launched?.release().catch(() => undefined);
   }
 
   private stderrNote(): string {
     const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
     return tail ? ` (stderr: ${tail.slice(-500)})` : '';
   }
+}
+
+/** The issued headers meant for `url`'s host (a header without a host goes to every request). */
+function headersFor(url: URL, headers: ConnectionCredentials['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of headers)
+    if (h.host === undefined || h.host === url.hostname) out[h.name] = h.value;
+  return out;
 }
 
 function isProtocolError(err: unknown): boolean {

@@ -1,5 +1,6 @@
 import type { McpServerRecord } from './mcp-server.js';
 import { UpstreamConnection } from './upstream-connection.js';
+import type { ConnectionCredentials, StdioLauncher } from './upstream-connection.js';
 
 /** Options of the {@link UpstreamPool}. */
 export interface UpstreamPoolOptions {
@@ -11,6 +12,13 @@ export interface UpstreamPoolOptions {
   /** Called when a server says its lists changed. */
   onListChanged: (server: McpServerRecord) => void;
   now: () => number;
+  /**
+   * Issues the credentials a server's transport declares, for one connection (null when it
+   * declares none). @throws the broker's error; no connection is made then.
+   */
+  credentials?: (server: McpServerRecord) => Promise<ConnectionCredentials | null>;
+  /** Prepares stdio servers' processes (in a sandbox lease); absent: they run directly. */
+  launch?: (server: McpServerRecord) => StdioLauncher | undefined;
 }
 
 interface Entry {
@@ -56,15 +64,7 @@ export class UpstreamPool {
     if (wait > 0)
       throw new Error(`reconnecting after ${e.attempts} failed attempts; next try in ${wait} ms`);
     const entry = e;
-    entry.opening = UpstreamConnection.open({
-      transport: server.transport,
-      connectTimeoutMs: this.o.connectTimeoutMs,
-      maxMessageBytes: this.o.maxMessageBytes,
-      onListChanged: () => this.o.onListChanged(server),
-      onClosed: () => {
-        if (entry.conn?.isClosed) entry.conn = null;
-      },
-    });
+    entry.opening = this.open(server, entry);
     try {
       const conn = await entry.opening;
       if (this.closed || this.entries.get(server.id) !== entry) {
@@ -86,6 +86,22 @@ export class UpstreamPool {
     } finally {
       entry.opening = null;
     }
+  }
+
+  private async open(server: McpServerRecord, entry: Entry): Promise<UpstreamConnection> {
+    const credentials = (await this.o.credentials?.(server)) ?? null;
+    const launch = this.o.launch?.(server);
+    return UpstreamConnection.open({
+      transport: server.transport,
+      connectTimeoutMs: this.o.connectTimeoutMs,
+      maxMessageBytes: this.o.maxMessageBytes,
+      onListChanged: () => this.o.onListChanged(server),
+      onClosed: () => {
+        if (entry.conn?.isClosed) entry.conn = null;
+      },
+      ...(credentials ? { credentials } : {}),
+      ...(launch ? { launch } : {}),
+    });
   }
 
   /** The open connection of a server, if any (no connecting). */

@@ -32,7 +32,7 @@ export interface FixtureTool {
   description?: string;
   inputSchema: Record<string, unknown>;
   annotations?: Record<string, unknown>;
-  behaviour?: 'echo' | 'error' | 'hang' | 'crash' | 'flood';
+  behaviour?: 'echo' | 'error' | 'hang' | 'crash' | 'flood' | 'env';
   floodBytes?: number;
 }
 

@@ -1,3 +1,4 @@
+import { Redactor } from '../../secrets/index.js';
 import type { Executor, ExecutionResult } from '../executor.js';
 import type { OutputCapture } from '../output-capture.js';
 import type { PipelineContext } from '../pipeline-context.js';
@@ -49,6 +50,12 @@ export async function executeStage(
       },
     })
     .finally(() => clearTimeout(timer));
+  if (result.secrets !== undefined) {
+    // The connection's secrets join the call's, so sanitizing removes them from output and errors.
+    if (result.secrets.length > 0)
+      ctx.redactor = new Redactor([...(ctx.credentials?.values ?? []), ...result.secrets]);
+    delete result.secrets;
+  }
   ctx.execution = result;
   const egress = record.egress;
   if (egress.length === 0) return { outcome: 'continue', reason: describe(result) };

@@ -1,0 +1,138 @@
+import { closeSync, existsSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { ExecutionCapacity, LeaseResources } from '../capacity/index.js';
+import type { LaunchedStdio, StdioLauncher } from '../mcp/index.js';
+import type { BwrapSandbox, Workspaces } from '../sandbox/index.js';
+
+/** How long an upstream's lease lives unheld; while its connection lives the reaper skips it. */
+const LEASE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Host directories the sandbox already shows read-only (bubblewrap's system binds). */
+const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'];
+
+/**
+ * Runs stdio MCP servers inside sandbox leases (DESIGN §4/§5): each connection holds a lease of
+ * the pool (holder `mcp/<serverId>`) with a fresh workspace, and its process is bubblewrap with
+ * the same flags as a tool run (user, pid, mount and network namespaces, no network at all, the
+ * seccomp filter on descriptor 3, `nobody` inside), spawned as the sandbox user. There is no
+ * cgroup: the connection is long-lived and the pool's lease accounts for it. The lease and the
+ * workspace go when the process is gone.
+ */
+export class McpSandbox {
+  private readonly held = new Set<string>();
+
+  constructor(
+    private readonly o: {
+      sandbox: BwrapSandbox;
+      capacity: ExecutionCapacity;
+      workspaces: Workspaces;
+      pool: string;
+      resources: LeaseResources;
+      queueBudgetMs: number;
+    },
+  ) {}
+
+  /** True while a connection holds the lease (the reaper leaves it alone). */
+  holds(leaseId: string): boolean {
+    return this.held.has(leaseId);
+  }
+
+  /** A launcher for one server's connections. */
+  launcher(server: { tenant: string; id: string }): StdioLauncher {
+    return async (transport, env) => {
+      const argv = [transport.command, ...transport.args];
+      const readOnlyMounts = mountsFor(argv);
+      const lease = await this.o.capacity.acquire(
+        {
+          tenant: server.tenant,
+          pool: this.o.pool,
+          holder: `mcp/${server.id}`,
+          resources: this.o.resources,
+          timeoutMs: LEASE_TTL_MS,
+          readOnlyMounts,
+          egressAllow: [],
+          credentials: [],
+          worktree: null,
+          ttlMs: LEASE_TTL_MS,
+        },
+        { budgetMs: this.o.queueBudgetMs, signal: new AbortController().signal },
+      );
+      this.held.add(lease.id);
+      let fd: number | null = null;
+      const closeFd = (): void => {
+        if (fd !== null) closeSync(fd);
+        fd = null;
+      };
+      let released = false;
+      const release = async (): Promise<void> => {
+        closeFd();
+        if (released) return;
+        released = true;
+        await this.o.workspaces.remove(lease.id).catch(() => undefined);
+        await this.o.capacity.release(lease, 'the upstream connection closed');
+        this.held.delete(lease.id);
+      };
+      try {
+        const workspace = await this.o.workspaces.fresh(lease.id);
+        const command = this.o.sandbox.bareCommand({
+          id: lease.id,
+          argv,
+          env,
+          workspace: workspace.path,
+          readOnlyMounts: [...readOnlyMounts, ...workspace.readOnlyMounts],
+          limits: {
+            memoryBytes: this.o.resources.memoryBytes,
+            cpus: this.o.resources.cpus,
+            pids: this.o.resources.pids,
+            timeoutMs: LEASE_TTL_MS,
+          },
+          egressSocket: null,
+          onStdout: () => undefined,
+          onStderr: () => undefined,
+          signal: new AbortController().signal,
+        });
+        fd = openSync(command.seccompPath, 'r');
+        const launched: LaunchedStdio = {
+          spawn: {
+            file: command.file,
+            args: command.args,
+            env: {},
+            user: command.user,
+            extraFds: [fd],
+            afterSpawn: closeFd,
+          },
+          release,
+        };
+        return launched;
+      } catch (err) {
+        await release();
+        throw err;
+      }
+    };
+  }
+}
+
+/**
+ * What of the host a server's command needs, read-only at the same paths: for each absolute path
+ * among the command and its arguments outside the system directories, the `node_modules` tree it
+ * lies in (so its package's dependencies resolve), else its directory.
+ */
+export function mountsFor(argv: string[]): { host: string; sandbox: string }[] {
+  const roots = new Set<string>();
+  for (const word of argv) {
+    if (!word.startsWith('/') || !existsSync(word)) continue;
+    if (SYSTEM.some((s) => word === s || word.startsWith(`${s}/`))) continue;
+    const at = word.indexOf('/node_modules/');
+    const root =
+      at >= 0
+        ? word.slice(0, at + '/node_modules'.length)
+        : statSync(word).isDirectory()
+          ? word
+          : dirname(word);
+    roots.add(root);
+  }
+  const sorted = [...roots].sort();
+  return sorted
+    .filter((r) => !sorted.some((o) => o !== r && r.startsWith(`${o}/`)))
+    .map((host) => ({ host, sandbox: host }));
+}

@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+
+/** How to start a stdio server in a prepared process (a sandbox): the exact spawn, nothing added. */
+export interface ChildStdioOptions {
+  file: string;
+  args: string[];
+  /** The whole environment of the spawned file (nothing is inherited). */
+  env: Record<string, string>;
+  /** Spawn as this host user (null: as the gateway's). */
+  user: { uid: number; gid: number } | null;
+  /** Open descriptors the child gets from 3 on (e.g. a seccomp filter); the caller closes them. */
+  extraFds: number[];
+  /** Largest single message accepted; a bigger one ends the connection. */
+  maxBufferSize: number;
+  /** Called once the spawn succeeded or failed (the caller closes `extraFds` then). */
+  afterSpawn?: () => void;
+}
+
+/**
+ * An MCP client transport over a child process's stdin and stdout (newline-delimited JSON-RPC, the
+ * SDK's own framing), for spawns the SDK's StdioClientTransport cannot make: another user, extra
+ * descriptors, no inherited environment. stderr is a stream of its own for diagnostics.
+ */
+export class ChildStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private child: ChildProcess | undefined;
+  private readonly buffer: ReadBuffer;
+  readonly stderr = new PassThrough();
+
+  constructor(private readonly o: ChildStdioOptions) {
+    this.buffer = new ReadBuffer({ maxBufferSize: o.maxBufferSize });
+  }
+
+  /** The spawned process's id, while it runs. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  start(): Promise<void> {
+    if (this.child) throw new Error('ChildStdioTransport already started');
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.o.file, this.o.args, {
+        env: this.o.env,
+        stdio: ['pipe', 'pipe', 'pipe', ...this.o.extraFds],
+        ...(this.o.user ? { uid: this.o.user.uid, gid: this.o.user.gid } : {}),
+      });
+      this.child = child;
+      this.o.afterSpawn?.();
+      child.on('error', (err) => {
+        reject(err);
+        this.onerror?.(err);
+      });
+      child.on('spawn', () => resolve());
+      child.on('close', () => {
+        this.child = undefined;
+        this.onclose?.();
+      });
+      child.stdin?.on('error', (err) => this.onerror?.(err));
+      child.stdout?.on('data', (chunk: Buffer) => {
+        try {
+          this.buffer.append(chunk);
+          for (;;) {
+            const message = this.buffer.readMessage();
+            if (message === null) break;
+            this.onmessage?.(message);
+          }
+        } catch (err) {
+          this.onerror?.(err as Error);
+          void this.close();
+        }
+      });
+      child.stderr?.pipe(this.stderr);
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin) {
+        reject(new Error('Not connected'));
+        return;
+      }
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  /** Ends stdin (the server's cue to exit); the caller escalates to signals if it lingers. */
+  close(): Promise<void> {
+    const child = this.child;
+    if (!child) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      timer.unref();
+      child.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      try {
+        child.stdin?.end();
+      } catch {
+        // already closed
+      }
+    });
+  }
+}
