@@ -37,7 +37,9 @@ describe('SigningKeyring', () => {
     expect(listed[0]?.createdAt).toBe('2026-01-01T00:00:00.000Z');
     expect(listed[0]?.retiredAt).toBeUndefined();
     // No temporary files left behind by the atomic writes.
-    expect((await readdir(dir)).sort()).toEqual([`${ring.activeKeyId}.pem`, 'public-keys.json']);
+    expect((await readdir(dir)).sort()).toEqual(
+      [`${ring.activeKeyId}.pem`, 'public-keys.json'].sort(),
+    );
   });
 
   it('uses the RFC 7638 thumbprint as kid', async () => {
@@ -101,7 +103,9 @@ describe('SigningKeyring', () => {
     // A signature is bound to its key: the old signature under the new kid fails.
     expect(verifyWithJwks(jwks, fresh.keyid, data, old.sig)).toBe(false);
 
-    expect((await readdir(dir)).sort()).toEqual([`${ring.activeKeyId}.pem`, 'public-keys.json']);
+    expect((await readdir(dir)).sort()).toEqual(
+      [`${ring.activeKeyId}.pem`, 'public-keys.json'].sort(),
+    );
     const listed = JSON.parse(
       await readFile(path.join(dir, 'public-keys.json'), 'utf8'),
     ) as PublishedKey[];
