@@ -11,12 +11,14 @@ export interface ChildServer {
 }
 
 /**
- * Spawns `node args…` and waits until it prints a line matching `listening`, taking the first
- * `http://…` in that line as the server's URL.
+ * Spawns `node args…` and waits until `ready` finds the server's URL in what it printed (by
+ * default: the first `http://…` on a line that says `listening`).
  */
 export async function spawnServer(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  ready: (output: string) => string | null = (output) =>
+    /listening\S*\s.*?(http:\/\/[^\s)]+)/i.exec(output)?.[1] ?? null,
 ): Promise<ChildServer> {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
@@ -32,21 +34,22 @@ export async function spawnServer(
       );
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
-        const match = /listening\S*\s.*?(http:\/\/[^\s)]+)/i.exec(output);
-        if (match) {
+        const url = ready(output);
+        if (url !== null) {
           clearTimeout(timer);
-          resolve(match[1]!);
+          resolve(url);
         }
       };
       child.stdout.on('data', onData);
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', onData);
       child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`server exited (${code}) before listening:\n${output}`));
       });
     });
-    child.stdout.resume();
-    child.stderr.resume();
+    // Keep draining its output without keeping it.
+    child.stdout.removeAllListeners('data').resume();
+    child.stderr.removeAllListeners('data').resume();
     return { url, close };
   } catch (err) {
     await close();

@@ -3,8 +3,6 @@
  * over stdio), beside the same SDK client calling server-everything directly over Streamable HTTP.
  * Both servers run as child processes, so client and server never share an event loop.
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -159,47 +157,7 @@ async function spawnEverything(): Promise<ChildServer> {
     'index.js',
   );
   const port = await freePort();
-  const child = spawn(process.execPath, [entry, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const close = () => stop(child);
-  let output = '';
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`server-everything not listening within 20 s:\n${output}`)),
-        20_000,
-      );
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (/listening on port/i.test(output)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`server-everything exited (${code}) before listening:\n${output}`));
-      });
-    });
-    // Keep draining its output (it logs every session) without keeping it.
-    child.stdout.removeAllListeners('data').resume();
-    child.stderr.removeAllListeners('data').resume();
-    return { url: `http://127.0.0.1:${port}`, close };
-  } catch (err) {
-    await close();
-    throw err;
-  }
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
-  await exited;
-  clearTimeout(timer);
+  return spawnServer([entry, 'streamableHttp'], { PORT: String(port) }, (output) =>
+    /listening on port/i.test(output) ? `http://127.0.0.1:${port}` : null,
+  );
 }
