@@ -50,6 +50,11 @@ export class InvocationService {
   private readonly inFlight = new Map<string, { hash: string; done: Promise<InvocationRecord> }>();
   private readonly running = new Map<string, Running>();
   private closing = false;
+  /**
+   * Removes known secret patterns; a call that gets credentials swaps in its own. Built once:
+   * compiling the patterns costs more than a native call's whole pipeline stage.
+   */
+  private readonly patternRedactor = new Redactor([]);
 
   constructor(private readonly o: InvocationServiceOptions) {}
 
@@ -257,7 +262,7 @@ export class InvocationService {
       record,
       principal,
       controller: new AbortController(),
-      redactor: new Redactor([]),
+      redactor: this.patternRedactor,
       markQueued: () => Promise.resolve(),
       cleanup: [],
       captures: [],
