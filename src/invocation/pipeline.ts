@@ -1,5 +1,5 @@
 import { EventType, isoTime } from '../core/index.js';
-import type { AuditRecordDraft, Clock, OutboxEvent } from '../core/index.js';
+import type { Clock, OutboxEvent } from '../core/index.js';
 import { signReceipt } from '../audit/index.js';
 import type { ArtifactStore, Signer } from '../audit/index.js';
 import { classifySideEffect } from '../policy/index.js';
@@ -11,6 +11,7 @@ import type { InvocationStatus } from './invocation-status.js';
 import type { InvocationStep, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
 import { receiptPredicate } from './receipt-predicate.js';
+import { invocationAudit, invocationEvent, invocationSummary } from './invocation-ledger.js';
 import type { StageName, StageResult, TraceEntry } from './stage.js';
 import { validationStage } from './stages/validation-stage.js';
 import { permissionStage } from './stages/permission-stage.js';
@@ -203,17 +204,10 @@ export class Pipeline {
       });
     }
     const stages = record.trace.slice(ctx.savedTrace);
-    const subject = `invocation/${record.id}`;
-    const summary = {
-      invocationId: record.id,
-      tool: record.tool,
-      agent: record.agent,
-      status,
-      requestHash: record.requestHash,
-    };
+    const summary = invocationSummary(record, status);
     const events: OutboxEvent[] = [];
     const event = (type: EventType, data: Record<string, unknown>) =>
-      events.push({ type, tenant: record.tenant, subject, at, data: { ...summary, ...data } });
+      events.push(invocationEvent(record, type, at, { ...summary, ...data }));
     if (!recorded)
       event(EventType.ToolInvocationRequested, {
         environment: record.environment,
@@ -233,31 +227,24 @@ export class Pipeline {
     if (status === 'uncertain') event(EventType.ToolEffectUncertain, error);
     if (status === 'observed' || status === 'failed')
       event(EventType.ToolInvocationCompleted, error);
-    const audit: AuditRecordDraft = {
-      tenant: record.tenant,
-      type: `invocation.${status}`,
-      subject,
-      at,
-      actor: record.principal,
-      data: {
-        ...summary,
-        ...(recorded
-          ? {}
-          : {
-              project: record.project,
-              environment: record.environment,
-              input: record.input,
-              idempotencyKey: record.idempotencyKey,
-              attempt: record.attempt,
-            }),
-        effectiveClass: record.effectiveClass,
-        descriptorDigest: record.tool.descriptorDigest,
-        stages,
-        ...(record.approvalId ? { approvalId: record.approvalId } : {}),
-        ...error,
-        ...(record.outputInfo ? { output: record.outputInfo } : {}),
-      },
-    };
+    const audit = invocationAudit(record, `invocation.${status}`, at, record.principal, {
+      ...summary,
+      ...(recorded
+        ? {}
+        : {
+            project: record.project,
+            environment: record.environment,
+            input: record.input,
+            idempotencyKey: record.idempotencyKey,
+            attempt: record.attempt,
+          }),
+      effectiveClass: record.effectiveClass,
+      descriptorDigest: record.tool.descriptorDigest,
+      stages,
+      ...(record.approvalId ? { approvalId: record.approvalId } : {}),
+      ...error,
+      ...(record.outputInfo ? { output: record.outputInfo } : {}),
+    });
     const step: InvocationStep = { record, ledger: { audit: [audit], events } };
     if (ctx.pendingApproval) step.approval = ctx.pendingApproval;
     if (ctx.approved && record.approval === null) {

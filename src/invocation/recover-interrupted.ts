@@ -6,6 +6,7 @@ import type { InvocationRecord } from './invocation-record.js';
 import { transitionInvocation } from './invocation-status.js';
 import type { InvocationStore } from './invocation-store.js';
 import { receiptPredicate } from './receipt-predicate.js';
+import { invocationAudit, invocationEvent, invocationSummary } from './invocation-ledger.js';
 import type { TraceEntry } from './stage.js';
 
 /** The error code of a call that waited for capacity when Gatehouse stopped: retryable. */
@@ -72,38 +73,29 @@ async function settle(
   record.error = { code, message: reason, stage: entries[0]!.stage };
   record.updatedAt = at;
   record.completedAt = at;
-  const subject = `invocation/${record.id}`;
-  const summary = {
-    invocationId: record.id,
-    tool: record.tool,
-    agent: record.agent,
-    status,
-    requestHash: record.requestHash,
-  };
+  const summary = invocationSummary(record, status);
   await o.store.save({
     record,
     ledger: {
       audit: [
-        {
-          tenant: record.tenant,
-          type: `invocation.${status}`,
-          subject,
-          at,
-          actor: 'system',
-          data: { ...summary, stages: entries, error: record.error },
-        },
+        invocationAudit(record, `invocation.${status}`, at, 'system', {
+          ...summary,
+          stages: entries,
+          error: record.error,
+        }),
       ],
       events: [
-        {
-          type:
-            status === 'uncertain'
-              ? EventType.ToolEffectUncertain
-              : EventType.ToolInvocationCompleted,
-          tenant: record.tenant,
-          subject,
+        invocationEvent(
+          record,
+          status === 'uncertain'
+            ? EventType.ToolEffectUncertain
+            : EventType.ToolInvocationCompleted,
           at,
-          data: { ...summary, error: record.error },
-        },
+          {
+            ...summary,
+            error: record.error,
+          },
+        ),
       ],
     },
     seal: (last) => signReceipt(receiptPredicate({ ...record, audit: last }), o.signer),

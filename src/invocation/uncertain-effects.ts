@@ -8,6 +8,7 @@ import type { InvocationRecord } from './invocation-record.js';
 import { transitionInvocation } from './invocation-status.js';
 import type { InvocationStore } from './invocation-store.js';
 import { receiptPredicate } from './receipt-predicate.js';
+import { invocationAudit, invocationEvent } from './invocation-ledger.js';
 import type { TraceEntry } from './stage.js';
 
 /**
@@ -88,7 +89,6 @@ export class UncertainEffects {
           }
         : {}),
     };
-    const subject = `invocation/${id}`;
     const data = {
       invocationId: id,
       tool: record.tool,
@@ -101,17 +101,8 @@ export class UncertainEffects {
     await this.o.store.save({
       record: resolved,
       ledger: {
-        audit: [
-          {
-            tenant: record.tenant,
-            type: 'invocation.resolved',
-            subject,
-            at,
-            actor: principal.id,
-            data,
-          },
-        ],
-        events: [{ type: EventType.ToolEffectResolved, tenant: record.tenant, subject, at, data }],
+        audit: [invocationAudit(record, 'invocation.resolved', at, principal.id, data)],
+        events: [invocationEvent(record, EventType.ToolEffectResolved, at, data)],
       },
       seal: (last) => signReceipt(receiptPredicate({ ...resolved, audit: last }), this.o.signer),
     });
