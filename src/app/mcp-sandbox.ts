@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ExecutionCapacity, LeaseResources } from '../capacity/index.js';
 import type { LaunchedStdio, StdioLauncher } from '../mcp/index.js';
-import type { BwrapSandbox, Workspaces } from '../sandbox/index.js';
+import type { BwrapSandbox, ConfinedCommand, Workspaces } from '../sandbox/index.js';
 
 /** How long an upstream's lease lives unheld; while its connection lives the reaper skips it. */
 const LEASE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -14,9 +14,9 @@ const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', 
  * Runs stdio MCP servers inside sandbox leases (DESIGN §4/§5): each connection holds a lease of
  * the pool (holder `mcp/<serverId>`) with a fresh workspace, and its process is bubblewrap with
  * the same flags as a tool run (user, pid, mount and network namespaces, no network at all, the
- * seccomp filter on descriptor 3, `nobody` inside), spawned as the sandbox user. There is no
- * cgroup: the connection is long-lived and the pool's lease accounts for it. The lease and the
- * workspace go when the process is gone.
+ * seccomp filter on descriptor 3, `nobody` inside), spawned as the sandbox user, in a cgroup of
+ * its own with the lease's share of the pool (memory, CPU, pids). The lease, the cgroup (and
+ * anything left in it) and the workspace go when the connection closes.
  */
 export class McpSandbox {
   private readonly held = new Set<string>();
@@ -64,17 +64,19 @@ export class McpSandbox {
         fd = null;
       };
       let released = false;
+      let confined: ConfinedCommand | null = null;
       const release = async (): Promise<void> => {
         closeFd();
         if (released) return;
         released = true;
+        await confined?.release().catch(() => undefined);
         await this.o.workspaces.remove(lease.id).catch(() => undefined);
         await this.o.capacity.release(lease, 'the upstream connection closed');
         this.held.delete(lease.id);
       };
       try {
         const workspace = await this.o.workspaces.fresh(lease.id);
-        const command = this.o.sandbox.bareCommand({
+        const command = await this.o.sandbox.confinedCommand({
           id: lease.id,
           argv,
           env,
@@ -87,10 +89,8 @@ export class McpSandbox {
             timeoutMs: LEASE_TTL_MS,
           },
           egressSocket: null,
-          onStdout: () => undefined,
-          onStderr: () => undefined,
-          signal: new AbortController().signal,
         });
+        confined = command;
         fd = openSync(command.seccompPath, 'r');
         const launched: LaunchedStdio = {
           spawn: {

@@ -6,7 +6,9 @@ import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
 import { bareBwrapArgs, bwrapOptions, sandboxCommand, slotCommandLine } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
 import { checkSpec } from './check-spec.js';
-import type { HostUser } from './cgroups.js';
+import type { Cgroups, HostUser } from './cgroups.js';
+import { confinedArgs } from './confined-command.js';
+import type { ConfinedCommand, ConfinedSpec } from './confined-command.js';
 import { DEFAULT_CGROUP_PARENT, detectCgroups } from './detect-cgroups.js';
 import type { Sandbox, SandboxResult, SandboxSpec } from './sandbox.js';
 import { compileSeccompFilter } from './seccomp-filter.js';
@@ -73,9 +75,7 @@ export class BwrapSandbox implements Sandbox {
   private constructor(
     private readonly bwrap: string,
     private readonly slots: SlotPool | null,
-    private readonly listCgroups: () => string[],
-    private readonly reapCgroup: (id: string) => Promise<void>,
-    private readonly removeCgroupParent: () => void,
+    private readonly cgroups: Cgroups | null,
     private readonly owner: HostUser | null,
     /** Empty when the slot shell already runs as the sandbox user, else the setpriv that drops to it. */
     private readonly dropPrivileges: string[],
@@ -84,6 +84,7 @@ export class BwrapSandbox implements Sandbox {
     private readonly unusable: string | null,
     private readonly layout: HostLayout,
     private readonly spawner: SpawnerClient,
+    private readonly maxFileBytes: number,
   ) {}
 
   /**
@@ -117,6 +118,7 @@ export class BwrapSandbox implements Sandbox {
     await spawner.start();
     const cgroups = typeof found === 'string' ? null : found;
     const unusable = reasons.length > 0 ? `${reasons.join('; ')}.` : null;
+    const maxFileBytes = options.maxFileBytes ?? 4 * 2 ** 30;
     const slots =
       cgroups === null || unusable !== null
         ? null
@@ -125,7 +127,7 @@ export class BwrapSandbox implements Sandbox {
             spawner,
             owner,
             seccompPath,
-            maxFileBytes: options.maxFileBytes ?? 4 * 2 ** 30,
+            maxFileBytes,
             size: options.warmSlots ?? 2,
             fileCount: WARM_SLOT_FILES,
           });
@@ -136,19 +138,14 @@ export class BwrapSandbox implements Sandbox {
     return new BwrapSandbox(
       bwrap,
       slots,
-      () => cgroups?.list() ?? [],
-      async (id) => {
-        const cgroup = cgroups!.existing(id);
-        await cgroup.killAll();
-        await cgroup.remove();
-      },
-      () => cgroups?.removeParentIfEmpty(),
+      cgroups,
       owner,
       dropPrivileges,
       seccompPath,
       unusable,
       await hostLayout(),
       spawner,
+      maxFileBytes,
     );
   }
 
@@ -184,10 +181,12 @@ export class BwrapSandbox implements Sandbox {
     const reaped: string[] = [];
     const failed: string[] = [];
     const ours = this.slots?.cgroupNames() ?? new Set<string>();
-    for (const id of this.listCgroups()) {
+    for (const id of this.cgroups?.list() ?? []) {
       if (this.active.has(id) || ours.has(id)) continue;
       try {
-        await this.reapCgroup(id);
+        const cgroup = this.cgroups!.existing(id);
+        await cgroup.killAll();
+        await cgroup.remove();
         reaped.push(id);
       } catch (err) {
         failed.push(`${id}: ${gist(err)}`);
@@ -210,7 +209,7 @@ export class BwrapSandbox implements Sandbox {
       await this.slots?.close();
       await this.spawner.close();
       await Promise.allSettled(this.active.values());
-      this.removeCgroupParent();
+      this.cgroups?.removeParentIfEmpty();
     })();
     return this.closing;
   }
@@ -222,6 +221,77 @@ export class BwrapSandbox implements Sandbox {
       args: bareBwrapArgs(spec, this.layout),
       seccompPath: this.seccompPath,
       user: this.owner,
+    };
+  }
+
+  /**
+   * A long-lived sandboxed process the caller spawns and talks to itself (an MCP stdio server):
+   * bubblewrap with the same flags as a run, started by a shell that first joins a cgroup of the
+   * spec's id with the spec's limits (memory, CPU, pids; file size and no core dumps as rlimits).
+   * The timeout is not enforced: the caller ends the process, then calls `release()`. Until then
+   * reapOrphans() leaves the cgroup alone, and close() waits for the release.
+   * @throws GatehouseError UNAVAILABLE when sandboxes cannot run here or the cgroup cannot be made;
+   *   INVALID_INPUT when a run or process of that id is in progress.
+   */
+  async confinedCommand(spec: ConfinedSpec): Promise<ConfinedCommand> {
+    if (this.closing !== null)
+      throw new IllegalStateError('BwrapSandbox.confinedCommand() after close()');
+    const why = await this.check();
+    if (why !== null)
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `Sandboxes cannot run on this machine: ${why}`,
+      );
+    if (this.active.has(spec.id))
+      throw new GatehouseError(ErrorCode.INVALID_INPUT, `A sandbox with id ${spec.id} is in use.`);
+    const cgroups = this.cgroups!;
+    const joinAs = cgroups.ownerCanJoin ? this.owner : null;
+    let cgroup;
+    try {
+      cgroup = cgroups.create(spec.id, joinAs);
+    } catch (err) {
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `Cannot make the cgroup of sandbox ${spec.id}: ${gist(err)}`,
+        { cause: err },
+      );
+    }
+    try {
+      cgroup.setLimits(spec.limits);
+    } catch (err) {
+      await cgroup.remove().catch(() => undefined);
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `Cannot set the limits of sandbox ${spec.id}: ${gist(err)}`,
+        { cause: err },
+      );
+    }
+    let settle!: () => void;
+    this.active.set(spec.id, new Promise<void>((resolve) => (settle = resolve)));
+    let released: Promise<void> | null = null;
+    const { file, args } = confinedArgs(spec, this.layout, {
+      cgroup,
+      bwrap: this.bwrap,
+      dropPrivileges: this.dropPrivileges,
+      maxFileBytes: this.maxFileBytes,
+    });
+    return {
+      file,
+      args,
+      seccompPath: this.seccompPath,
+      user: joinAs,
+      usage: () => ({ ...cgroup.usage(), limitHit: cgroup.limitHit() }),
+      release: () =>
+        (released ??= (async () => {
+          try {
+            await cgroup.killAll();
+            await cgroup.remove();
+          } finally {
+            // A cgroup that would not go is left for reapOrphans() at the next start.
+            this.active.delete(spec.id);
+            settle();
+          }
+        })()),
     };
   }
 

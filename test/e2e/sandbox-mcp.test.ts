@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/mcp/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
@@ -51,6 +51,14 @@ function running(pid: number): boolean {
   }
 }
 
+/** The cgroup v1 path of a process in the hierarchy of `controller`. */
+function cgroupOf(pid: number, controller: string): string {
+  const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+    .split('\n')
+    .find((l) => l.split(':')[1]?.split(',').includes(controller));
+  return line!.split(':')[2]!;
+}
+
 function uidOf(pid: number): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
     .split('\n')
@@ -87,6 +95,17 @@ describe('stdio MCP servers in sandbox leases', () => {
 
     const held = leaseRows(g.gateway.db.raw).filter((l) => l.holder === `mcp/${serverId}`);
     expect(held.filter((l) => l.status === 'active')).toHaveLength(1);
+    // Its own cgroup, named by the lease, with the lease's share of the mcp-upstreams pool.
+    const memory = cgroupOf(node!, 'memory');
+    expect(memory).toMatch(new RegExp(`/${held.find((l) => l.status === 'active')!.id}$`));
+    expect(cgroupOf(node!, 'pids')).toBe(memory);
+    const limit = Number(
+      readFileSync(`/sys/fs/cgroup/memory${memory}/memory.limit_in_bytes`, 'utf8'),
+    );
+    expect(limit).toBe(256 * 2 ** 20);
+    expect(Number(readFileSync(`/sys/fs/cgroup/pids${memory}/pids.max`, 'utf8'))).toBeGreaterThan(
+      0,
+    );
 
     await g.gateway.mcp.retire('acme', serverId, 'admin');
     // Orphaned inner processes are reaped by the host's init; a zombie no longer runs.
@@ -97,6 +116,7 @@ describe('stdio MCP servers in sandbox leases', () => {
     for (const p of [pid!, ...inner]) expect(await gone(p), `process ${p}`).toBe(true);
     const after = leaseRows(g.gateway.db.raw).filter((l) => l.holder === `mcp/${serverId}`);
     expect(after.every((l) => l.status === 'released')).toBe(true);
+    expect(existsSync(`/sys/fs/cgroup/memory${memory}`)).toBe(false);
   });
 
   it('closing the gateway ends the processes of a sandboxed server', async (ctx) => {
@@ -110,11 +130,14 @@ describe('stdio MCP servers in sandbox leases', () => {
     const pid = await g.gateway.mcp.connectionPid('acme', again.id);
     expect(pid).not.toBeNull();
     const inner = descendants(pid!);
+    const node = inner.find((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('node'))!;
+    const memory = cgroupOf(node, 'memory');
     await g.stop();
     for (const p of [pid!, ...inner]) {
       for (let i = 0; i < 100 && running(p); i++) await new Promise((r) => setTimeout(r, 20));
       expect(running(p), `process ${p}`).toBe(false);
     }
+    expect(existsSync(`/sys/fs/cgroup/memory${memory}`)).toBe(false);
   });
 });
 
