@@ -240,6 +240,7 @@ export class Gateway {
           uncertain,
           policy,
           auditLog,
+          auditWriter: { clock, append: (records) => auditLog.append(records) },
           secrets: execution.secrets,
           mcp,
           events: new SqliteOutboxFeed(db),

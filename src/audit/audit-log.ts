@@ -1,5 +1,5 @@
 import { ErrorCode, GatehouseError, isoTime } from '../core/index.js';
-import type { Clock } from '../core/index.js';
+import type { AuditRecordDraft, Clock } from '../core/index.js';
 import type { AuditStore } from './audit-store.js';
 import { signCheckpoint } from './checkpoint.js';
 import type { Checkpoint } from './checkpoint.js';
@@ -103,6 +103,14 @@ export class AuditLog {
       toRoot: rootHash(leaves, to).toString('base64'),
       proof: consistencyProof(leaves, from, to).map((h) => h.toString('base64')),
     };
+  }
+
+  /**
+   * Appends records that belong to no other change (e.g. what an agent read through /mcp), in
+   * one transaction.
+   */
+  append(records: AuditRecordDraft[]): Promise<void> {
+    return this.o.store.append(records);
   }
 
   /**

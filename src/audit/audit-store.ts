@@ -1,3 +1,4 @@
+import type { AuditRecordDraft } from '../core/index.js';
 import type { Checkpoint } from './checkpoint.js';
 
 /** One stored audit record: the JCS text that is its Merkle leaf, and the leaf hash kept beside it. */
@@ -10,8 +11,13 @@ export interface StoredAuditRecord {
   leafHash: string;
 }
 
-/** Read access to the audit log, and storage of signed checkpoints. */
+/**
+ * Read access to the audit log, storage of signed checkpoints, and appending records that belong
+ * to no other store's change (records of a change are appended in that change's transaction).
+ */
 export interface AuditStore {
+  /** Appends records, in order, in one transaction (nothing is appended when it fails). */
+  append(records: AuditRecordDraft[]): Promise<void>;
   /** The number of records in a tenant's log. */
   size(tenant: string): Promise<number>;
   /** Records `from` ≤ index < `to` of a tenant's log, in order. */

@@ -1,10 +1,11 @@
-import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Server } from '@modelcontextprotocol/server';
+import { ErrorCode, GatehouseError } from '../core/index.js';
 import { mcpExecution } from '../mcp/index.js';
 import type { McpService } from '../mcp/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { toProtocolError } from './mcp-endpoint-errors.js';
 import type { ToolRef } from './mcp-endpoint-names.js';
+import { ReadRefusal, ReadType, UpstreamReads } from './mcp-endpoint-reads.js';
 import type { GatewayServices } from './services.js';
 
 /** The `_meta` key naming the upstream server a resource or prompt comes from (and may name it). */
@@ -31,7 +32,15 @@ export interface PassThroughOptions {
  * its closure holds a callable tool of that server (active server, bound with the approved
  * digest), and only servers of its own tenant. Resource URIs are kept as the upstream gives them,
  * with the server in `_meta["gatehouse/upstream"]`; prompts are named `<server>__<prompt>`.
- * Requests go through the pooled connection with the upstream request timeout; nothing is recorded.
+ * Requests go through the pooled connection with the upstream request timeout.
+ *
+ * Each `resources/read` and `prompts/get` is recorded in the tenant's audit log, whether the
+ * upstream answered, failed, or Gatehouse refused because the agent named a server or resource
+ * its closure does not reach; answers are redacted like tool output and served only once recorded
+ * (see {@link UpstreamReads}). Without `services.auditWriter` they are refused. The list
+ * operations (`resources/list`, `resources/templates/list`, `prompts/list`) are not recorded:
+ * they return names and descriptions of what the closure already grants, no content, and clients
+ * repeat them often.
  */
 export function registerPassThrough(server: Server, o: PassThroughOptions): void {
   const s = o.services;
@@ -39,6 +48,16 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
   const mcp = s.mcp;
   /** Which server listed a URI last, so resources/read finds it without `_meta`. */
   const owners = new Map<string, string>();
+  const recorded = s.auditWriter
+    ? new UpstreamReads({ mcp, writer: s.auditWriter, principal: p })
+    : undefined;
+  const reads = (): UpstreamReads => {
+    if (recorded) return recorded;
+    throw new GatehouseError(
+      ErrorCode.UNAVAILABLE,
+      'This gateway cannot record what agents read, so it serves no resources or prompts.',
+    );
+  };
 
   const reached = async (): Promise<Reached[]> => {
     const ids = new Set<string>();
@@ -51,16 +70,22 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
         ids.add(exec.server);
     }
     const servers = (await mcp.list(p.tenant)).filter((x) => ids.has(x.id) && x.state === 'active');
-    const plain = servers.map((x) => x.name.replace(/[^A-Za-z0-9-]+/g, '-'));
+    const labels = servers.map((x) => plain(x.name));
     return servers.map((x, i) => {
-      const label = plain[i]!;
-      const unique = label !== '' && plain.indexOf(label) === plain.lastIndexOf(label);
-      return {
-        id: x.id,
-        name: x.name,
-        label: unique ? label : x.id.replace(/[^A-Za-z0-9-]+/g, '-'),
-      };
+      const label = labels[i]!;
+      const unique = label !== '' && labels.indexOf(label) === labels.lastIndexOf(label);
+      return { id: x.id, name: x.name, label: unique ? label : plain(x.id) };
     });
+  };
+
+  /** The tenant's server an agent named (by id, name or prompt label), reachable or not. */
+  const serverNamed = async (named: unknown): Promise<string | null> => {
+    if (typeof named !== 'string' || named === '') return null;
+    const all = await mcp.list(p.tenant);
+    const found = all.find(
+      (x) => x.id === named || x.name === named || plain(x.name) === named || plain(x.id) === named,
+    );
+    return found?.id ?? null;
   };
 
   const tag = (r: Reached, meta: Record<string, unknown> | undefined) => ({
@@ -115,29 +140,40 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     }
   });
 
-  server.setRequestHandler('resources/read', async (request) => {
+  server.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri, _meta } = request.params;
+    const asked = { type: ReadType.resource, sessionId: ctx.sessionId, uri } as const;
     try {
+      const r = reads();
       const servers = await reached();
       const named = _meta?.[UPSTREAM_META];
       let target: Reached | undefined;
       if (named !== undefined) {
-        target = servers.find((r) => r.id === named || r.name === named || r.label === named);
-        if (!target) throw invalid(`No upstream server ${JSON.stringify(named)} is reachable.`);
+        target = servers.find((x) => x.id === named || x.name === named || x.label === named);
+        if (!target)
+          throw await r.refuse(
+            asked,
+            await serverNamed(named),
+            ReadRefusal.serverNotReachable,
+            `No upstream server ${JSON.stringify(named)} is reachable.`,
+          );
       } else {
         const owner = owners.get(uri);
-        target = servers.find((r) => r.id === owner);
+        target = servers.find((x) => x.id === owner);
         if (!target && servers.length === 1) target = servers[0];
         if (!target) {
           await listResources();
-          target = servers.find((r) => r.id === owners.get(uri));
+          target = servers.find((x) => x.id === owners.get(uri));
         }
         if (!target)
-          throw invalid(
+          throw await r.refuse(
+            asked,
+            null,
+            ReadRefusal.resourceNotListed,
             `No reachable upstream lists ${uri}; name the server in _meta "${UPSTREAM_META}".`,
           );
       }
-      const result = await mcp.readUpstream(p.tenant, target.id, (c, t) => c.readResource(uri, t));
+      const result = await r.through(asked, target.id, (c, t) => c.readResource(uri, t));
       return { ...result, _meta: tag(target, result._meta) };
     } catch (err) {
       throw toProtocolError(err);
@@ -159,16 +195,24 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     }
   });
 
-  server.setRequestHandler('prompts/get', async (request) => {
+  server.setRequestHandler('prompts/get', async (request, ctx) => {
     const { name, arguments: args } = request.params;
+    const asked = { type: ReadType.prompt, sessionId: ctx.sessionId, name, arguments: args };
     try {
+      const r = reads();
       const cut = name.indexOf('__');
       const label = cut > 0 ? name.slice(0, cut) : '';
-      const target = (await reached()).find((r) => r.label === label);
+      const target = (await reached()).find((x) => x.label === label);
       if (!target)
-        throw invalid(`Unknown prompt: ${name} is not a prompt of this agent (see prompts/list).`);
-      const result = await mcp.readUpstream(p.tenant, target.id, (c, t) =>
-        c.getPrompt(name.slice(cut + 2), args, t),
+        throw await r.refuse(
+          asked,
+          await serverNamed(label),
+          ReadRefusal.promptNotReachable,
+          `Unknown prompt: ${name} is not a prompt of this agent (see prompts/list).`,
+        );
+      const prompt = name.slice(cut + 2);
+      const result = await r.through({ ...asked, prompt }, target.id, (c, t) =>
+        c.getPrompt(prompt, args, t),
       );
       return { ...result, _meta: tag(target, result._meta) };
     } catch (err) {
@@ -177,6 +221,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
   });
 }
 
-function invalid(message: string): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+/** A name reduced to `[A-Za-z0-9-]`, so `<label>__<prompt>` splits at the first `__`. */
+function plain(name: string): string {
+  return name.replace(/[^A-Za-z0-9-]+/g, '-');
 }

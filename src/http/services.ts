@@ -8,6 +8,7 @@ import type { SecretService } from '../secrets/index.js';
 import type { Directory } from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
+import type { AuditWriter } from './mcp-endpoint-reads.js';
 
 /** The parts the REST API translates to. */
 export interface GatewayServices {
@@ -29,6 +30,12 @@ export interface GatewayServices {
   sandbox: () => string | null;
   /** Upstream MCP servers; absent in tests that do not need them. */
   mcp?: McpService;
+  /**
+   * Where the MCP endpoint records each resource read and prompt got from an upstream (and each
+   * refused). Without it the endpoint still lists resources and prompts but serves none: a read
+   * that cannot be recorded is not passed through.
+   */
+  auditWriter?: AuditWriter;
   /** False while starting or stopping. */
   ready: () => boolean;
   /**

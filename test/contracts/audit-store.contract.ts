@@ -77,6 +77,19 @@ export function auditStoreContract(name: string, make: () => Promise<MadeAuditSt
         expect(JSON.parse(theirs!.record)).toEqual({ ...draft('globex', 0), index: 0 });
       }));
 
+    it('appends records of its own after those of other changes, at the next indices', () =>
+      withStore(async ({ store, append }) => {
+        await append(entries(draft('acme', 0)));
+        await store.append([draft('acme', 1), draft('globex', 0)]);
+        await store.append([]);
+        await append(entries(draft('acme', 2)));
+        const records = await store.records('acme', 0, 10);
+        expect(records.map((r) => JSON.parse(r.record) as unknown)).toEqual(
+          [0, 1, 2].map((n) => ({ ...draft('acme', n), index: n })),
+        );
+        expect(await store.size('globex')).toBe(1);
+      }));
+
     it('returns the half-open range asked for', () =>
       withStore(async ({ store, append }) => {
         await append(entries(...[0, 1, 2, 3, 4].map((n) => draft('acme', n))));
