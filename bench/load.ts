@@ -11,14 +11,19 @@ export interface ChildServer {
 }
 
 /**
- * Spawns `node args…` and waits until `ready` finds the server's URL in what it printed (by
- * default: the first `http://…` on a line that says `listening`).
+ * How {@link spawnServer} knows a server is up: its URL found in what it printed, or a probe path
+ * (resolved against a known URL) that answers over HTTP.
+ */
+export type Readiness = ((output: string) => string | null) | { url: string; probe: string };
+
+/**
+ * Spawns `node args…` and waits until it is up (by default: the first `http://…` on a line it
+ * printed that says `listening`).
  */
 export async function spawnServer(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  ready: (output: string) => string | null = (output) =>
-    /listening\S*\s.*?(http:\/\/[^\s)]+)/i.exec(output)?.[1] ?? null,
+  ready: Readiness = (output) => /listening\S*\s.*?(http:\/\/[^\s)]+)/i.exec(output)?.[1] ?? null,
 ): Promise<ChildServer> {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
@@ -28,24 +33,38 @@ export async function spawnServer(
   let output = '';
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`no "listening" within 20 s:\n${output}`)),
-        20_000,
-      );
+      let waiting = true;
+      const done = (err: Error | null, url = ''): void => {
+        if (!waiting) return;
+        waiting = false;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(url);
+      };
+      const timer = setTimeout(() => done(new Error(`not up within 20 s:\n${output}`)), 20_000);
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
-        const url = ready(output);
-        if (url !== null) {
-          clearTimeout(timer);
-          resolve(url);
-        }
+        const url = typeof ready === 'function' ? ready(output) : null;
+        if (url !== null) done(null, url);
       };
       child.stdout.on('data', onData);
       child.stderr.on('data', onData);
       child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`server exited (${code}) before listening:\n${output}`));
+        done(new Error(`server exited (${code}) before it was up:\n${output}`));
       });
+      if (typeof ready !== 'function') {
+        const probe = (): void => {
+          if (!waiting) return;
+          fetch(new URL(ready.probe, ready.url)).then(
+            (res) => {
+              void res.body?.cancel();
+              done(null, ready.url);
+            },
+            () => setTimeout(probe, 50),
+          );
+        };
+        probe();
+      }
     });
     // Keep draining its output without keeping it.
     child.stdout.removeAllListeners('data').resume();

@@ -1,18 +1,18 @@
 /**
  * MCP: server-everything's `echo` through Gatehouse's `/mcp` (full pipeline, receipt, the upstream
- * over stdio), beside the same SDK client calling server-everything directly over Streamable HTTP.
- * Both servers run as child processes, so client and server never share an event loop.
+ * over stdio), beside the same SDK client calling server-everything directly over Streamable HTTP,
+ * and through an ungoverned HTTP→stdio proxy (supergateway). Every server runs as a child process,
+ * so client and server never share an event loop.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { verifyReceipt } from '../src/audit/index.js';
 import type { JwkSet } from '../src/audit/index.js';
 import type { DemoTokens } from '../src/app/index.js';
+import { spawnEverything, spawnSupergateway } from './everything.js';
 import { spawnServer } from './load.js';
 import type { ChildServer } from './load.js';
 import { collectGarbage, timeSequential } from './measure.js';
@@ -22,18 +22,20 @@ const GOVERNED_TOOL = 'everything_echo__1_0_0';
 
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-/** The governed and the direct echo, sequential, after `warmup` calls each. */
+/** The governed, the direct and the proxied echo, sequential, after `warmup` calls each. */
 export async function mcpBench(
   dataDir: string,
   children: ChildServer[],
   calls: number,
   warmup: number,
-): Promise<{ governed: Timing; direct: Timing }> {
-  // The direct side first, so the governed side's checkpoints cannot land in its measurement.
-  const direct = await measureDirect(children, calls, warmup);
+): Promise<{ governed: Timing; direct: Timing; proxied: Timing }> {
+  // The ungoverned sides first, so the governed side's checkpoints cannot land in theirs.
+  const direct = await measureUngoverned(spawnEverything, children, calls, warmup);
+  collectGarbage();
+  const proxied = await measureUngoverned(spawnSupergateway, children, calls, warmup);
   collectGarbage();
   const governed = await measureGoverned(dataDir, children, calls, warmup);
-  return { governed, direct };
+  return { governed, direct, proxied };
 }
 
 async function measureGoverned(
@@ -93,12 +95,14 @@ async function checkReceipt(url: string, token: string, invocation: string): Pro
   if (!verdict.ok) throw new Error(`receipt of ${invocation} does not verify`);
 }
 
-async function measureDirect(
+/** server-everything's own `echo` at `/mcp` of the server that `spawn` starts. */
+async function measureUngoverned(
+  spawn: () => Promise<ChildServer>,
   children: ChildServer[],
   calls: number,
   warmup: number,
 ): Promise<Timing> {
-  const server = await spawnEverything();
+  const server = await spawn();
   children.push(server);
   let client: Client | undefined;
   try {
@@ -109,7 +113,7 @@ async function measureDirect(
         name: 'echo',
         arguments: { message: 'hello' },
       });
-      if (r.isError) throw new Error(`direct echo: ${JSON.stringify(r).slice(0, 500)}`);
+      if (r.isError) throw new Error(`echo at ${server.url}: ${JSON.stringify(r).slice(0, 500)}`);
     };
     await timeSequential(warmup, call);
     collectGarbage();
@@ -127,37 +131,4 @@ async function connect(url: string, headers: Record<string, string>): Promise<Cl
   const client = new Client({ name: 'gatehouse-bench', version: '1.0.0' });
   await client.connect(transport);
   return client;
-}
-
-/** A free TCP port on 127.0.0.1 (server-everything takes its port from PORT, not 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** server-everything in Streamable HTTP mode, as a child process on a free port. */
-async function spawnEverything(): Promise<ChildServer> {
-  const entry = join(
-    dirname(
-      createRequire(import.meta.url).resolve(
-        '@modelcontextprotocol/server-everything/package.json',
-      ),
-    ),
-    'dist',
-    'index.js',
-  );
-  const port = await freePort();
-  return spawnServer([entry, 'streamableHttp'], { PORT: String(port) }, (output) =>
-    /listening on port/i.test(output) ? `http://127.0.0.1:${port}` : null,
-  );
 }
