@@ -18,6 +18,13 @@ export class GatewayMetrics implements PipelineMetrics {
     registers: [this.registry],
   });
 
+  private readonly mcpRefusals = new Counter({
+    name: 'gatehouse_mcp_refusals_total',
+    help: 'Requests to /mcp refused before any tool ran (forged Host or Origin, bad token, foreign session, oversized body, unknown tool), by error code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
   }
@@ -28,6 +35,11 @@ export class GatewayMetrics implements PipelineMetrics {
 
   outcome(tool: string, status: InvocationStatus): void {
     this.invocations.inc({ tool, status });
+  }
+
+  /** A request to /mcp refused at the edge. */
+  mcpRefused(code: string): void {
+    this.mcpRefusals.inc({ code });
   }
 
   /** The text exposition format. */

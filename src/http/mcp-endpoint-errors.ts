@@ -51,7 +51,11 @@ export function toProtocolError(err: unknown): ProtocolError {
 /** A refusal before any JSON-RPC message is read: the HTTP status and a JSON-RPC error body. */
 export function jsonRpcRefusal(err: unknown): {
   status: number;
-  body: { jsonrpc: '2.0'; id: null; error: { code: number; message: string; data: unknown } };
+  body: {
+    jsonrpc: '2.0';
+    id: null;
+    error: { code: number; message: string; data: { code: ErrorCode } };
+  };
 } {
   const e =
     err instanceof GatehouseError ? err : new GatehouseError(ErrorCode.INTERNAL, INTERNAL_MESSAGE);

@@ -1,9 +1,11 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { ErrorCode, GatehouseError, requestHash, sha256Hex } from '../core/index.js';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../tenancy/index.js';
 import { McpToolNames } from './mcp-endpoint-names.js';
 import { toProtocolError } from './mcp-endpoint-errors.js';
+import { RefusalType, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
 import { MetaKey, recordResult, refusalResult } from './mcp-endpoint-results.js';
 import { registerPassThrough } from './mcp-endpoint-upstreams.js';
 import type { GatewayServices } from './services.js';
@@ -16,6 +18,8 @@ export interface SessionServerOptions {
   /** The session's id, known once the transport has made it. */
   sessionId: () => string | undefined;
   version: string;
+  /** Where refusals are logged. */
+  log: FastifyBaseLogger;
 }
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -77,10 +81,19 @@ export function createSessionServer(o: SessionServerOptions): Server {
     const { name, arguments: args, _meta } = request.params;
     const ref = namesOf().refOf(name);
     if (!ref) {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `Unknown tool: ${name} is not a tool of this agent's release (see tools/list).`,
-      );
+      const message = `Unknown tool: ${name} is not a tool of this agent's release (see tools/list).`;
+      const id = o.sessionId();
+      await recordRefusal(s, o.log, p, RefusalType.tool, {
+        code: ErrorCode.INVALID_INPUT,
+        reason: 'not-in-closure',
+        message,
+        data: {
+          // Bounded: the name is the agent's text.
+          name: name.length > 256 ? `${name.slice(0, 256)}…` : name,
+          ...(id ? { sessionSha256: sessionDigest(id) } : {}),
+        },
+      });
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, message);
     }
     const meta = (_meta ?? {}) as Record<string, unknown>;
     const extra: Record<string, unknown> = {};

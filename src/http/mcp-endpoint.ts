@@ -16,6 +16,7 @@ import {
   translateBodyError,
 } from './mcp-endpoint-guards.js';
 import type { McpReach } from './mcp-endpoint-guards.js';
+import { RefusalType, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
 import { createSessionServer } from './mcp-endpoint-session.js';
 import type { GatewayServices } from './services.js';
 
@@ -82,6 +83,7 @@ export function mountMcpEndpoint(
       principal,
       sessionId: () => transport.sessionId,
       version: o.version,
+      log: app.log,
     });
     await server.connect(transport);
     server.onclose = () => {
@@ -97,9 +99,17 @@ export function mountMcpEndpoint(
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
       if (!session || session.principal !== principal.id) {
+        // The answer is the same either way; the record tells an ended session from another
+        // agent's (an attempt to take it over).
         throw new GatehouseError(
           ErrorCode.NOT_FOUND,
           'Session not found: it ended or was never yours. Send initialize without Mcp-Session-Id to open one.',
+          {
+            details: {
+              reason: session ? 'foreign-session' : 'unknown-session',
+              sessionSha256: sessionDigest(sessionId),
+            },
+          },
         );
       }
       // Most recently used last, so the oldest is closed first when an agent opens too many.
@@ -147,13 +157,27 @@ export function mountMcpEndpoint(
       }
     },
     handler,
-    errorHandler: (err, req, reply) => {
-      const { status, body } = jsonRpcRefusal(translateBodyError(err));
-      if (status >= 500) req.log.error({ err }, 'MCP request failed');
-      if (status === 401) void reply.header('www-authenticate', 'Bearer realm="gatehouse"');
-      void reply.code(status).send(body);
-    },
+    // Answered once the refusal is recorded (recordRefusal never throws).
+    errorHandler: (err, req, reply) => void refuse(err, req, reply),
   });
+
+  const refuse = async (err: unknown, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const refusal = translateBodyError(err);
+    const { status, body } = jsonRpcRefusal(refusal);
+    if (status >= 500) req.log.error({ err }, 'MCP request failed');
+    else {
+      // Details stay in the record; the client sees only the code and message.
+      const { reason, ...data } = refusal instanceof GatehouseError ? refusal.details : {};
+      await recordRefusal(s, req.log, principals.get(req), RefusalType.request, {
+        code: body.error.data.code,
+        reason: typeof reason === 'string' ? reason : reasonOf(body.error.data.code),
+        message: body.error.message,
+        data: { method: req.method, ...data },
+      });
+    }
+    if (status === 401) void reply.header('www-authenticate', 'Bearer realm="gatehouse"');
+    void reply.code(status).send(body);
+  };
   // No server-initiated messages yet, so no standalone SSE stream (the spec allows 405).
   app.get('/mcp', (_req, reply) =>
     reply
@@ -165,4 +189,18 @@ export function mountMcpEndpoint(
         error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp.' },
       }),
   );
+}
+
+/** The refusal's stable word for an error code at the edge. */
+function reasonOf(code: ErrorCode): string {
+  switch (code) {
+    case ErrorCode.PAYLOAD_TOO_LARGE:
+      return 'body-too-large';
+    case ErrorCode.UNAUTHENTICATED:
+      return 'unauthenticated';
+    case ErrorCode.FORBIDDEN:
+      return 'forbidden';
+    default:
+      return 'invalid-request';
+  }
 }

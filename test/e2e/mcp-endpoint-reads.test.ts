@@ -7,13 +7,7 @@ import { canonicalBytes, canonicalDigest, sha256Hex } from '../../src/core/index
 import { SqliteAuditStore, SqliteDatabase } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
-
-/** One audit record as `GET /v1/audit/records/:index` serves it. */
-interface AuditRecordAnswer {
-  index: number;
-  record: { type: string; subject: string; actor: string; data: Record<string, unknown> };
-  leaf: string;
-}
+import { logSize as auditLogSize, recordsSince as records } from '../helpers/audit-records.js';
 
 let g: DemoGateway;
 let url: string;
@@ -43,26 +37,8 @@ async function connect(token = g.tokens.agent): Promise<{ client: Client; sessio
   return { client, session: transport.sessionId! };
 }
 
-const op = () => ({ token: g.tokens.operator });
-
-/** The size of the tenant's audit log now (a signed checkpoint of it). */
-async function logSize(): Promise<number> {
-  const cp = await g.inject<{ treeSize: number }>('GET', '/v1/audit/checkpoint', op());
-  expect(cp.status).toBe(200);
-  return cp.body.treeSize;
-}
-
-/** The records appended since the log had `from` records. */
-async function recordsSince(from: number): Promise<AuditRecordAnswer[]> {
-  const to = await logSize();
-  const out: AuditRecordAnswer[] = [];
-  for (let i = from; i < to; i++) {
-    const r = await g.inject<AuditRecordAnswer>('GET', `/v1/audit/records/${i}`, op());
-    expect(r.status).toBe(200);
-    out.push(r.body);
-  }
-  return out;
-}
+const recordsSince = (from: number) => records(g, from);
+const logSize = () => auditLogSize(g);
 
 /** What a recorded answer's `content` must be: size and digest of its JCS without `_meta`. */
 function contentOf(answer: Record<string, unknown>): { bytes: number; sha256: string } {

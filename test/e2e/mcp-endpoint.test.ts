@@ -7,6 +7,7 @@ import type { JwkSet } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { logSize, recordsSince } from '../helpers/audit-records.js';
 
 let g: DemoGateway;
 let url: string;
@@ -217,6 +218,7 @@ describe('POST /mcp with the official SDK client', () => {
 
   it('refuses a tool name outside the closure with a protocol error', async () => {
     const { client } = await connect();
+    const before = await logSize(g);
     const err = await client.callTool({ name: 'evil_tool__1_0_0', arguments: {} }).then(
       () => undefined,
       (e: unknown) => e,
@@ -224,17 +226,39 @@ describe('POST /mcp with the official SDK client', () => {
     expect(err).toBeInstanceOf(ProtocolError);
     expect((err as ProtocolError).code).toBe(-32602);
     expect((err as ProtocolError).message).toMatch(/Unknown tool/);
+    const refused = (await recordsSince(g, before)).filter(
+      (r) => r.record.type === 'mcp.tool.refused',
+    );
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.record).toMatchObject({
+      subject: `principal/${refused[0]!.record.actor}`,
+      data: { code: 'INVALID_INPUT', reason: 'not-in-closure', name: 'evil_tool__1_0_0' },
+    });
+    expect(refused[0]!.record.data.sessionSha256).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 
+/** `gatehouse_mcp_refusals_total{code}` as /metrics shows it now. */
+async function refusalsCounted(code: string): Promise<number> {
+  const m = await g.inject<string>('GET', '/metrics');
+  const line = String(m.body)
+    .split('\n')
+    .find((l) => l.startsWith(`gatehouse_mcp_refusals_total{code="${code}"}`));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
+
 describe('POST /mcp refuses bad input and attacks', () => {
   it('refuses a forged Host header with 403', async () => {
+    const counted = () => refusalsCounted('FORBIDDEN');
+    const was = await counted();
     const res = await rawPost({
       authorization: `Bearer ${g.tokens.agent}`,
       host: 'evil.example:80',
     });
     expect(res.status).toBe(403);
     expect(res.body).toMatch(/DNS rebinding/);
+    // No tenant is named before the Host is checked: counted, not in a tenant's log.
+    expect(await counted()).toBe(was + 1);
   });
 
   it('refuses a foreign Origin with 403 and accepts its own', async () => {
@@ -262,10 +286,20 @@ describe('POST /mcp refuses bad input and attacks', () => {
       authorization: `Bearer ${other.token}`,
       'mcp-protocol-version': '2025-06-18',
     };
+    const before = await logSize(g);
     const stolen = await rawPost({ ...headers, 'mcp-session-id': transport.sessionId! }, list);
     const unknown = await rawPost({ ...headers, 'mcp-session-id': 'no-such-session' }, list);
     expect(stolen.status).toBe(404);
     expect(stolen).toEqual(unknown);
+    // The same answer, but the record tells the attempt on another agent's session apart.
+    const refused = (await recordsSince(g, before)).filter(
+      (r) => r.record.type === 'mcp.request.refused',
+    );
+    expect(refused.map((r) => [r.record.actor, r.record.data.reason])).toEqual([
+      [other.principal.id, 'foreign-session'],
+      [other.principal.id, 'unknown-session'],
+    ]);
+    expect(JSON.stringify(refused)).not.toContain(transport.sessionId!);
     const own = await rawPost(
       {
         ...headers,
@@ -283,9 +317,14 @@ describe('POST /mcp refuses bad input and attacks', () => {
       ...initialize,
       params: { ...initialize.params, pad: 'x'.repeat(1_100_000) },
     });
+    const before = await logSize(g);
     const res = await rawPost({ authorization: `Bearer ${g.tokens.agent}` }, big);
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toMatchObject({ error: { data: { code: 'PAYLOAD_TOO_LARGE' } } });
+    const refused = (await recordsSince(g, before)).filter(
+      (r) => r.record.type === 'mcp.request.refused',
+    );
+    expect(refused.map((r) => r.record.data.reason)).toEqual(['body-too-large']);
   });
 
   it('refuses a request without a token with 401, a JWT with 401, and a reviewer with 403', async () => {
