@@ -29,7 +29,7 @@ import {
 } from '../storage/index.js';
 import { Directory } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
-import { McpExecutor, McpService } from '../mcp/index.js';
+import { McpExecutor, McpService, UpstreamEgress } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';
@@ -140,10 +140,17 @@ export class Gateway {
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
       const broker = execution.broker;
+      // HTTP upstreams go where the sandboxes may: the egress allow-list, read at each check.
+      const egress = new UpstreamEgress({
+        allow: () => config.sandbox.egressAllow,
+        source: 'GATEHOUSE_EGRESS_ALLOW',
+      });
       const mcp = new McpService({
         store: new SqliteMcpStore(db),
         clock,
         ids,
+        checkUrl: (url) => egress.check(url),
+        connectHttp: (url) => egress.connect(url),
         // One set of leases per upstream connection, ended when the connection closes (a
         // reconnect issues fresh ones); the values never reach the server record or a log.
         issueCredentials: async (tenant, serverId, needs) => {

@@ -27,5 +27,9 @@ export type {
   LaunchedStdio,
   StdioLauncher,
 } from './upstream-connection.js';
+export { UpstreamEgress } from './upstream-egress.js';
+export type { UpstreamEgressOptions } from './upstream-egress.js';
+export { pinnedFetch } from './upstream-fetch.js';
+export type { PinnedAddress, PinnedFetchOptions, UpstreamFetch } from './upstream-fetch.js';
 export { ChildStdioTransport } from './child-stdio-transport.js';
 export type { ChildStdioOptions } from './child-stdio-transport.js';

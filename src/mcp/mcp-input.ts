@@ -9,9 +9,12 @@ import type { CredentialNeed } from '../secrets/index.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpTransport } from './mcp-server.js';
 import { invalid } from './mcp-ledger.js';
+import { defaultCheckUrl } from './server-identity.js';
 
 /**
- * A registration's transport, checked and copied.
+ * A registration's transport, checked and copied. An HTTP URL is checked for its form
+ * ({@link defaultCheckUrl}) and its credential needs for theirs before `checkUrl` judges where
+ * it goes (the egress allow-list): a malformed registration is told so, not that it is refused.
  * @throws GatehouseError INVALID_INPUT naming the field, or when `checkUrl` refuses the URL.
  */
 export function normalizeTransport(
@@ -45,9 +48,13 @@ export function normalizeTransport(
   if (t.type === 'http') {
     if (typeof t.url !== 'string')
       throw invalid('/transport/url must be a string.', '/transport/url');
-    const why = checkUrl(t.url);
-    if (why !== null) throw invalid(`/transport/url is not allowed: ${why}.`, '/transport/url');
+    const malformed = defaultCheckUrl(t.url);
+    if (malformed !== null)
+      throw invalid(`/transport/url is not allowed: ${malformed}.`, '/transport/url');
     const credentials = checkCredentials(t.credentials, 'header');
+    const refused = checkUrl(t.url);
+    if (refused !== null)
+      throw invalid(`/transport/url is not allowed: ${refused}.`, '/transport/url');
     return { type: 'http', url: new URL(t.url).href, ...(credentials ? { credentials } : {}) };
   }
   throw invalid('/transport/type must be "stdio" or "http".', '/transport/type');

@@ -19,6 +19,7 @@ import type {
   UpstreamConnection,
 } from './upstream-connection.js';
 import { UpstreamPool } from './upstream-pool.js';
+import type { UpstreamFetch } from './upstream-fetch.js';
 import { checkCall } from './call-check.js';
 import { planDiscovery } from './discovery-plan.js';
 
@@ -27,8 +28,19 @@ export interface McpServiceOptions {
   store: McpStore;
   clock: Clock;
   ids: IdGenerator;
-  /** Egress check of HTTP upstream URLs: null when allowed, else why not. */
+  /**
+   * Egress check of HTTP upstream URLs at registration: null when allowed, else why not. The URL
+   * has passed {@link defaultCheckUrl} (a URL, http or https, no credentials) and the
+   * credential needs their checks first. Default: nothing more.
+   */
   checkUrl?: (url: string) => string | null;
+  /**
+   * Authorizes egress to an HTTP upstream for each new connection (reconnects too) and returns
+   * the fetch its requests go through. Absent: the global fetch, no check at connect.
+   * @throws Error saying why egress is refused; the connection fails (UNAVAILABLE,
+   *   SERVER_UNAVAILABLE) and no credentials are issued.
+   */
+  connectHttp?: (url: URL) => Promise<UpstreamFetch>;
   /** Milliseconds between health probes (ping + tools/list, which is also the scheduled discovery). */
   probeIntervalMs?: number;
   /** Consecutive failed probes that turn an active server degraded. */
@@ -105,7 +117,10 @@ export class McpService {
   private probing = false;
   private closed = false;
   private readonly s: Required<
-    Omit<McpServiceOptions, 'store' | 'clock' | 'ids' | 'issueCredentials' | 'stdioLauncher'>
+    Omit<
+      McpServiceOptions,
+      'store' | 'clock' | 'ids' | 'issueCredentials' | 'stdioLauncher' | 'connectHttp'
+    >
   >;
 
   constructor(private readonly o: McpServiceOptions) {
@@ -126,6 +141,7 @@ export class McpService {
       now: () => this.o.clock.now(),
       onListChanged: (server) => this.scheduleRediscovery(server.tenant, server.id),
       credentials: (server) => this.credentialsFor(server),
+      ...(o.connectHttp ? { connectHttp: o.connectHttp } : {}),
       launch: (server) =>
         server.transport.type === 'stdio' && server.sandboxed !== false
           ? this.o.stdioLauncher?.(server)

@@ -16,7 +16,8 @@ export function serverIdentity(t: McpTransport): string {
 }
 
 /**
- * The default egress check for HTTP upstreams: only http(s), no credentials in the URL.
+ * The form every HTTP upstream URL must have: a URL, http(s) only, no credentials in it. Applied
+ * to every registration, before any egress allow-list.
  * @returns null when allowed, otherwise why not.
  */
 export function defaultCheckUrl(url: string): string | null {

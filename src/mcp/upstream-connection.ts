@@ -20,6 +20,7 @@ import { ChildStdioTransport } from './child-stdio-transport.js';
 import type { ChildStdioOptions } from './child-stdio-transport.js';
 import { toolDigest, upstreamTool } from './tool-digest.js';
 import type { DiscoveredTool } from './mcp-binding.js';
+import type { UpstreamFetch } from './upstream-fetch.js';
 
 /** Options of {@link UpstreamConnection.open}. */
 export interface UpstreamConnectionOptions {
@@ -40,6 +41,11 @@ export interface UpstreamConnectionOptions {
    * directly, as the gateway's user.
    */
   launch?: StdioLauncher;
+  /**
+   * The fetch an HTTP server's requests go through (one the egress check pinned to the addresses
+   * it authorized); the connection owns it and closes it when it ends. Absent: the global fetch.
+   */
+  fetch?: UpstreamFetch;
 }
 
 /** A prepared spawn of a stdio server, and how to give back what it holds. */
@@ -138,6 +144,7 @@ export class UpstreamConnection {
           })
         : new StreamableHTTPClientTransport(new URL(o.transport.url), {
             requestInit: { headers: headersFor(new URL(o.transport.url), issued?.headers ?? []) },
+            ...(o.fetch ? { fetch: o.fetch.fetch } : {}),
             reconnectionOptions: {
               maxReconnectionDelay: 1000,
               initialReconnectionDelay: 100,
@@ -370,6 +377,7 @@ export class UpstreamConnection {
     this.released = true;
     await this.o.credentials?.release().catch(() => undefined);
     await this.launched?.release().catch(() => undefined);
+    this.o.fetch?.close();
   }
 
   private stderrNote(): string {

@@ -1,6 +1,7 @@
 import type { McpServerRecord } from './mcp-server.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import type { ConnectionCredentials, StdioLauncher } from './upstream-connection.js';
+import type { UpstreamFetch } from './upstream-fetch.js';
 
 /** Options of the {@link UpstreamPool}. */
 export interface UpstreamPoolOptions {
@@ -19,6 +20,11 @@ export interface UpstreamPoolOptions {
   credentials?: (server: McpServerRecord) => Promise<ConnectionCredentials | null>;
   /** Prepares stdio servers' processes (in a sandbox lease); absent: they run directly. */
   launch?: (server: McpServerRecord) => StdioLauncher | undefined;
+  /**
+   * Authorizes egress to an HTTP server for one connection and returns the fetch to use.
+   * @throws Error saying why egress is refused; no credentials are issued and nothing is sent then.
+   */
+  connectHttp?: (url: URL) => Promise<UpstreamFetch>;
 }
 
 interface Entry {
@@ -89,7 +95,18 @@ export class UpstreamPool {
   }
 
   private async open(server: McpServerRecord, entry: Entry): Promise<UpstreamConnection> {
-    const credentials = (await this.o.credentials?.(server)) ?? null;
+    // Egress first: no credentials are issued for an upstream the allow-list refuses.
+    const fetch =
+      server.transport.type === 'http'
+        ? await this.o.connectHttp?.(new URL(server.transport.url))
+        : undefined;
+    let credentials: ConnectionCredentials | null;
+    try {
+      credentials = (await this.o.credentials?.(server)) ?? null;
+    } catch (err) {
+      fetch?.close();
+      throw err;
+    }
     const launch = this.o.launch?.(server);
     return UpstreamConnection.open({
       transport: server.transport,
@@ -101,6 +118,7 @@ export class UpstreamPool {
       },
       ...(credentials ? { credentials } : {}),
       ...(launch ? { launch } : {}),
+      ...(fetch ? { fetch } : {}),
     });
   }
 

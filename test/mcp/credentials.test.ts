@@ -161,7 +161,11 @@ describe('credentials of upstream MCP servers come from the broker', () => {
         })();
       });
       await new Promise<void>((ok) => http.listen(0, '127.0.0.1', ok));
-      url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+      const port = (http.address() as AddressInfo).port;
+      url = `http://127.0.0.1:${port}/mcp`;
+      // An HTTP upstream must be in the egress allow-list, which the gateway reads at each check.
+      const sandbox = g.gateway.config.sandbox;
+      sandbox.egressAllow = [...sandbox.egressAllow, `127.0.0.1:${port}`];
     });
     afterAll(async () => {
       http?.closeAllConnections();

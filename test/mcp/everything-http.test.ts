@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { UpstreamEgress } from '../../src/mcp/index.js';
 import { McpHarness, TENANT } from './mcp-harness.js';
 
 const entry = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -57,7 +58,14 @@ describe('server-everything over Streamable HTTP', () => {
   it('calls echo; a killed server turns degraded after K probes and active when it returns', async () => {
     const port = await freePort();
     upstream = await startHttp(port);
-    h = await McpHarness.open({ failuresToDegrade: 2, requestTimeoutMs: 2_000 });
+    // Through the egress check, as the gateway wires it: the loopback address and port listed.
+    const egress = new UpstreamEgress({ allow: () => [`127.0.0.1:${port}`] });
+    h = await McpHarness.open({
+      failuresToDegrade: 2,
+      requestTimeoutMs: 2_000,
+      checkUrl: (url) => egress.check(url),
+      connectHttp: (url) => egress.connect(url),
+    });
     const { id, descriptors } = await h.ready(
       'everything-http',
       { type: 'http', url: `http://127.0.0.1:${port}/mcp` },

@@ -1,0 +1,108 @@
+import { lookup } from 'node:dns/promises';
+import {
+  EgressAllowList,
+  authorizeEgress,
+  formatIp,
+  parseConnectTarget,
+} from '../sandbox/index.js';
+import type { EgressResolver, EgressTarget } from '../sandbox/index.js';
+import { pinnedFetch } from './upstream-fetch.js';
+import type { UpstreamFetch } from './upstream-fetch.js';
+
+/** Options of {@link UpstreamEgress}. */
+export interface UpstreamEgressOptions {
+  /** The allow-list's entries, read at every check, so a changed list applies to the next one. */
+  allow: () => readonly string[];
+  /** Where the entries are set, for messages (e.g. `GATEHOUSE_EGRESS_ALLOW`). */
+  source?: string;
+  /** DNS lookup; by default `dns.promises.lookup` with `all: true`. */
+  resolve?: EgressResolver;
+  /** Milliseconds the lookup of an upstream's host may take. Default 5000. */
+  resolveTimeoutMs?: number;
+}
+
+const defaultResolve: EgressResolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/**
+ * The gateway's egress rules for HTTP MCP upstreams, on the sandbox's allow-list: a URL's host and
+ * port must be listed to register it ({@link check}); each connection resolves the host once,
+ * refuses non-public addresses that are not listed by IP, and gets a fetch that reaches only the
+ * addresses it checked ({@link connect}).
+ */
+export class UpstreamEgress {
+  private parsed: { key: string; list: EgressAllowList } | null = null;
+
+  constructor(private readonly o: UpstreamEgressOptions) {}
+
+  /**
+   * Judges a URL's host and port against the allow-list, without DNS (registration).
+   * @returns null when listed, otherwise why not and what to add.
+   * @throws GatehouseError INVALID_INPUT when an entry of the allow-list is malformed.
+   */
+  check(url: string): string | null {
+    const target = targetOf(url);
+    if (typeof target === 'string') return target;
+    const list = this.list();
+    return list.checkHost(target).allowed ? null : this.refusal(target);
+  }
+
+  /**
+   * Authorizes a new connection to an upstream (every connection, reconnects included): the
+   * allow-list again, then one DNS lookup whose answers must be public or listed by IP. Safe to
+   * repeat; each call resolves afresh.
+   * @returns a fetch that connects only to the authorized addresses; close it with the connection.
+   * @throws Error saying why egress is refused (nothing was sent to the upstream then).
+   */
+  async connect(url: URL): Promise<UpstreamFetch> {
+    const target = targetOf(url.href);
+    if (typeof target === 'string') throw new Error(`egress refused: ${target}`);
+    const list = this.list();
+    if (!list.checkHost(target).allowed) throw new Error(`egress refused: ${this.refusal(target)}`);
+    const auth = await authorizeEgress(
+      list,
+      target,
+      this.o.resolve ?? defaultResolve,
+      this.o.resolveTimeoutMs ?? 5000,
+    );
+    if (!auth.allowed)
+      throw new Error(`egress to ${target.host} port ${target.port} refused: ${auth.reason}`);
+    return pinnedFetch({
+      origin: url,
+      addresses: auth.addresses.map((a) => ({ address: formatIp(a), family: a.family })),
+    });
+  }
+
+  /** The allow-list as it is now, parsed again only when its entries changed. */
+  private list(): EgressAllowList {
+    const entries = this.o.allow();
+    const key = JSON.stringify(entries);
+    if (this.parsed?.key !== key) this.parsed = { key, list: EgressAllowList.parse(entries) };
+    return this.parsed.list;
+  }
+
+  private refusal(target: EgressTarget): string {
+    const source = this.o.source ?? 'the egress allow-list';
+    const entries = this.o.allow();
+    const more = entries.length > 8 ? `, … (${entries.length - 8} more)` : '';
+    const listing =
+      entries.length === 0 ? 'it is empty' : `${entries.slice(0, 8).join(', ')}${more}`;
+    const entry = target.host.includes(':')
+      ? `[${target.host}]:${target.port}`
+      : `${target.host}:${target.port}`;
+    return `host ${target.host} port ${target.port} is not in the egress allow-list (${source}: ${listing}); to allow it, add "${entry}" to ${source}`;
+  }
+}
+
+/** The host and port a URL reaches (default port by scheme), or why it has none. */
+function targetOf(text: string): EgressTarget | string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `${JSON.stringify(text)} is not a URL`;
+  }
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  const parsed = parseConnectTarget(`${url.hostname}:${port}`);
+  return parsed.ok ? parsed.target : `the host of ${url.origin} is not usable: ${parsed.reason}`;
+}

@@ -1,0 +1,465 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import { McpServer, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isGatehouseError } from '../../src/core/index.js';
+import { UpstreamEgress, pinnedFetch } from '../../src/mcp/index.js';
+import type { McpServerView, McpServiceOptions } from '../../src/mcp/index.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { ACTOR, McpHarness, TENANT } from './mcp-harness.js';
+
+/** A stateless MCP server over Streamable HTTP on 127.0.0.1; its POST answers are SSE streams. */
+interface Upstream {
+  port: number;
+  /** The Host header of every request it received. */
+  hosts: string[];
+  /** The content type of every answer it streamed. */
+  types: string[];
+  /** While true it answers 503 (a probe fails, the connection is dropped). */
+  down: boolean;
+  close(): Promise<void>;
+}
+
+async function startUpstream(): Promise<Upstream> {
+  const up: Upstream = {
+    port: 0,
+    hosts: [],
+    types: [],
+    down: false,
+    close: () => Promise.resolve(),
+  };
+  const server = createServer((req, res) => {
+    up.hosts.push(req.headers.host ?? '');
+    if (up.down) {
+      res.writeHead(503).end('down');
+      return;
+    }
+    void (async () => {
+      const mcp = new McpServer({ name: 'egress-upstream', version: '1.0.0' });
+      mcp.registerTool('hello', { description: 'says hello' }, () => ({
+        content: [{ type: 'text', text: 'hello' }],
+      }));
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+      });
+      await mcp.connect(transport);
+      const response = await transport.handleRequest(await toRequest(req));
+      up.types.push(response.headers.get('content-type') ?? '');
+      await send(res, response);
+    })();
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  up.port = (server.address() as AddressInfo).port;
+  up.close = () => closeServer(server);
+  return up;
+}
+
+async function toRequest(req: IncomingMessage): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers))
+    if (typeof v === 'string') headers.set(k, v);
+    else if (Array.isArray(v)) headers.set(k, v.join(', '));
+  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+  return new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+    ...(body && req.method !== 'GET' ? { body } : {}),
+  });
+}
+
+/** Writes a web Response as it streams. */
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body) for await (const chunk of response.body) res.write(chunk);
+  res.end();
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((ok) => server.close(() => ok()));
+}
+
+/** The McpService options that put it behind `egress`, as the gateway wires them. */
+function behind(egress: UpstreamEgress): Partial<McpServiceOptions> {
+  return { checkUrl: (url) => egress.check(url), connectHttp: (url) => egress.connect(url) };
+}
+
+describe('HTTP upstreams through the gateway: the egress allow-list', () => {
+  let g: DemoGateway;
+  let up: Upstream;
+  let defaults: string[];
+  beforeAll(async () => {
+    up = await startUpstream();
+    g = await startDemoGateway();
+    defaults = g.gateway.config.sandbox.egressAllow;
+  });
+  afterEach(() => {
+    g.gateway.config.sandbox.egressAllow = defaults;
+  });
+  afterAll(async () => {
+    await g?.close();
+    await up?.close();
+  });
+
+  interface ErrorAnswer {
+    error: { code: string; message: string; details: { pointer?: string } };
+  }
+
+  it('refuses to register an unlisted host and port, says what to add, and stores nothing', async () => {
+    const cases = [
+      [`http://127.0.0.1:${up.port}/mcp`, `host 127.0.0.1 port ${up.port}`, `127.0.0.1:${up.port}`],
+      ['https://mcp.example.com/mcp', 'host mcp.example.com port 443', 'mcp.example.com:443'],
+      [`http://[::1]:${up.port}/mcp`, `host ::1 port ${up.port}`, `[::1]:${up.port}`],
+    ] as const;
+    for (const [url, where, entry] of cases) {
+      const res = await g.inject<ErrorAnswer>('POST', '/v1/mcp-servers', {
+        token: g.tokens.admin,
+        body: { name: 'unlisted', transport: { type: 'http', url } },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details.pointer).toBe('/transport/url');
+      expect(res.body.error.message).toContain(`${where} is not in the egress allow-list`);
+      expect(res.body.error.message).toContain(`add "${entry}" to GATEHOUSE_EGRESS_ALLOW`);
+    }
+    const list = await g.inject<{ servers: { name: string }[] }>('GET', '/v1/mcp-servers', {
+      token: g.tokens.admin,
+    });
+    expect(list.body.servers.map((s) => s.name)).not.toContain('unlisted');
+    expect(up.hosts).toEqual([]);
+  });
+
+  it('registers, verifies and discovers once the address is listed (the list is read at each check)', async () => {
+    g.gateway.config.sandbox.egressAllow = [...defaults, `127.0.0.1:${up.port}`];
+    const created = await g.inject<{ id: string; state: string }>('POST', '/v1/mcp-servers', {
+      token: g.tokens.admin,
+      body: { name: 'listed', transport: { type: 'http', url: `http://127.0.0.1:${up.port}/mcp` } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const verified = await g.inject<McpServerView>(
+      'POST',
+      `/v1/mcp-servers/${created.body.id}/verify`,
+      { token: g.tokens.admin },
+    );
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    expect(verified.body.server.state).toBe('verified');
+    expect(verified.body.discovery?.tools.map((t) => t.tool.name)).toEqual(['hello']);
+    expect(up.hosts.length).toBeGreaterThan(0);
+    expect(new Set(up.hosts)).toEqual(new Set([`127.0.0.1:${up.port}`]));
+    await g.gateway.mcp.retire(TENANT, created.body.id, ACTOR);
+  });
+
+  it('refuses at connect a listed name that resolves to a loopback address not listed by IP', async () => {
+    g.gateway.config.sandbox.egressAllow = [...defaults, `localhost:${up.port}`];
+    const before = up.hosts.length;
+    const server = await g.gateway.mcp.register(TENANT, ACTOR, {
+      name: 'by-name',
+      transport: { type: 'http', url: `http://localhost:${up.port}/mcp` },
+    });
+    const err = await g.gateway.mcp.verify(TENANT, server.id, ACTOR).catch((e: unknown) => e);
+    expect(isGatehouseError(err) && err.code).toBe('UNAVAILABLE');
+    expect((err as Error).message).toMatch(
+      /egress to localhost port \d+ refused: host localhost resolves to (127\.0\.0\.1|::1), a loopback/,
+    );
+    expect((err as Error).message).toMatch(/add "(127\.0\.0\.1|\[::1\]):\d+" to the allow-list/);
+    expect((await g.gateway.mcp.get(TENANT, server.id)).server.state).toBe('registered');
+    expect(up.hosts.length).toBe(before);
+    await g.gateway.mcp.retire(TENANT, server.id, ACTOR);
+  });
+});
+
+describe('HTTP upstreams: each connection is authorized and pinned', () => {
+  let up: Upstream;
+  let h: McpHarness | undefined;
+  beforeAll(async () => {
+    up = await startUpstream();
+  });
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+    up.down = false;
+    up.hosts.length = 0;
+    up.types.length = 0;
+  });
+  afterAll(async () => {
+    await up?.close();
+  });
+
+  it('resolves a name once per connection and sends every request to the checked address, by name', async () => {
+    const answers = ['127.0.0.1'];
+    const asked: string[] = [];
+    const egress = new UpstreamEgress({
+      allow: () => [`upstream.test:${up.port}`, `127.0.0.1:${up.port}`],
+      // upstream.test is in no DNS: only the pinned lookup can reach it.
+      resolve: (host) => {
+        asked.push(host);
+        return Promise.resolve(answers);
+      },
+    });
+    h = await McpHarness.open(behind(egress));
+    const { descriptors } = await h.ready(
+      'named',
+      { type: 'http', url: `http://upstream.test:${up.port}/mcp` },
+      [{ tool: 'hello', class: 'read', id: 'egress.hello' }],
+    );
+    expect(await h.call(descriptors.hello!, {})).toMatchObject({ status: 'observed' });
+    // A later DNS answer (rebinding) changes nothing for the connection that was checked.
+    answers[0] = '10.0.0.1';
+    expect(await h.call(descriptors.hello!, {})).toMatchObject({ status: 'observed' });
+    expect(asked).toEqual(['upstream.test']);
+    // The answers came as Server-Sent Events streams, read through the pinned fetch.
+    expect(up.types).toContain('text/event-stream');
+    expect(up.hosts.length).toBeGreaterThan(3);
+    expect(new Set(up.hosts)).toEqual(new Set([`upstream.test:${up.port}`]));
+  });
+
+  it('refuses a name resolving to loopback unless the address is listed: nothing sent, no credentials issued', async () => {
+    let issued = 0;
+    const egress = new UpstreamEgress({
+      allow: () => [`upstream.test:${up.port}`],
+      resolve: () => Promise.resolve(['127.0.0.1']),
+    });
+    h = await McpHarness.open({
+      ...behind(egress),
+      issueCredentials: () => {
+        issued += 1;
+        return Promise.reject(new Error('no broker in this test'));
+      },
+    });
+    const server = await h.mcp.register(TENANT, ACTOR, {
+      name: 'rebinding',
+      transport: {
+        type: 'http',
+        url: `http://upstream.test:${up.port}/mcp`,
+        credentials: [{ ref: 'token', scope: 'mcp', inject: { header: 'Authorization' } }],
+      },
+    });
+    const err = await h.mcp.verify(TENANT, server.id, ACTOR).catch((e: unknown) => e);
+    expect(isGatehouseError(err) && err.code).toBe('UNAVAILABLE');
+    expect((err as Error).message).toContain(
+      `host upstream.test resolves to 127.0.0.1, a loopback (127.0.0.0/8) address`,
+    );
+    expect((err as Error).message).toContain(`add "127.0.0.1:${up.port}" to the allow-list`);
+    expect(issued).toBe(0);
+    expect(up.hosts).toEqual([]);
+  });
+
+  it('authorizes a reconnect again: a narrowed list fails calls with SERVER_UNAVAILABLE before any request', async () => {
+    const allow = [`127.0.0.1:${up.port}`];
+    const egress = new UpstreamEgress({ allow: () => allow, source: 'the test list' });
+    h = await McpHarness.open({ ...behind(egress), failuresToDegrade: 5 });
+    const { id, descriptors } = await h.ready(
+      'narrowed',
+      { type: 'http', url: `http://127.0.0.1:${up.port}/mcp` },
+      [{ tool: 'hello', class: 'read', id: 'egress.narrowed' }],
+    );
+    expect(await h.call(descriptors.hello!, {})).toMatchObject({ status: 'observed' });
+
+    // A failed probe drops the connection; the next call must connect again.
+    up.down = true;
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    up.down = false;
+    allow.length = 0;
+    const sent = up.hosts.length;
+    const refused = await h.call(descriptors.hello!, {});
+    expect(refused).toMatchObject({ status: 'failed', code: 'SERVER_UNAVAILABLE' });
+    expect((refused as { message: string }).message).toContain(
+      `host 127.0.0.1 port ${up.port} is not in the egress allow-list (the test list: it is empty)`,
+    );
+    expect(up.hosts.length).toBe(sent);
+
+    allow.push(`127.0.0.1:${up.port}`);
+    await new Promise((r) => setTimeout(r, 20)); // past the reconnect backoff
+    expect(await h.call(descriptors.hello!, {})).toMatchObject({ status: 'observed' });
+  });
+});
+
+describe('pinnedFetch', () => {
+  let server: Server;
+  let port: number;
+  const seen: { url: string; host: string; closed: Promise<void> }[] = [];
+  let sendSecond: () => void = () => undefined;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const closed = new Promise<void>((ok) => res.once('close', () => ok()));
+      seen.push({ url: req.url ?? '', host: req.headers.host ?? '', closed });
+      if (req.url === '/events') {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        res.write('data: one\n\n');
+        sendSecond = () => res.write('data: two\n\n');
+      } else if (req.url === '/slow') {
+        // Never answers: the client must give up.
+      } else if (req.url === '/redirect') {
+        res.writeHead(302, { location: 'http://elsewhere.test/steal' }).end();
+      } else {
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('plain');
+      }
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterEach(() => {
+    seen.length = 0;
+  });
+  afterAll(async () => {
+    await closeServer(server);
+  });
+
+  const pinned = () =>
+    pinnedFetch({
+      origin: new URL(`http://stream.test:${port}/`),
+      addresses: [{ address: '127.0.0.1', family: 4 }],
+    });
+
+  it('streams a Server-Sent Events body event by event and ends it on abort', async () => {
+    const f = pinned();
+    try {
+      const ac = new AbortController();
+      const res = await f.fetch(`http://stream.test:${port}/events`, { signal: ac.signal });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+      // The first event arrives while the server still holds the stream open.
+      expect((await reader.read()).value).toBe('data: one\n\n');
+      sendSecond();
+      expect((await reader.read()).value).toBe('data: two\n\n');
+      ac.abort();
+      await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' });
+      await seen[0]!.closed; // the server saw the stream end
+      expect(seen.map((s) => s.host)).toEqual([`stream.test:${port}`]);
+    } finally {
+      f.close();
+    }
+  });
+
+  it('aborts a request still waiting for its answer', async () => {
+    const f = pinned();
+    try {
+      const ac = new AbortController();
+      const pending = f.fetch(`http://stream.test:${port}/slow`, { signal: ac.signal });
+      await until(() => seen.length === 1);
+      ac.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+      await seen[0]!.closed;
+      // Aborted before it starts: nothing is sent.
+      await expect(
+        f.fetch(`http://stream.test:${port}/`, { signal: AbortSignal.abort() }),
+      ).rejects.toMatchObject({ name: 'AbortError' });
+      expect(seen).toHaveLength(1);
+    } finally {
+      f.close();
+    }
+  });
+
+  it('refuses another origin, returns a redirect unfollowed, and fails once closed', async () => {
+    const f = pinned();
+    await expect(f.fetch(`http://elsewhere.test:${port}/`)).rejects.toThrow(
+      /not the authorized upstream http:\/\/stream\.test:\d+/,
+    );
+    await expect(f.fetch(`https://stream.test:${port}/`)).rejects.toThrow(/not the authorized/);
+    const res = await f.fetch(`http://stream.test:${port}/redirect`, { redirect: 'follow' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('http://elsewhere.test/steal');
+    expect(
+      await (
+        await f.fetch(`http://stream.test:${port}/plain`, { method: 'POST', body: 'x' })
+      ).text(),
+    ).toBe('plain');
+    expect(seen.map((s) => s.url)).toEqual(['/redirect', '/plain']);
+    f.close();
+    await expect(f.fetch(`http://stream.test:${port}/plain`)).rejects.toThrow(/closed/);
+    expect(seen).toHaveLength(2);
+  });
+
+  const openssl = spawnSync('openssl', ['version']).status === 0;
+  it.skipIf(!openssl)(
+    'keeps the URL name for TLS (SNI, certificate check) and Host while connecting to the pinned address',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));
+      try {
+        const made = spawnSync('openssl', [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-days',
+          '1',
+          '-subj',
+          '/CN=upstream.test',
+          '-addext',
+          'subjectAltName=DNS:upstream.test',
+        ]);
+        expect(made.status, made.stderr.toString()).toBe(0);
+        const cert = readFileSync(join(dir, 'cert.pem'));
+        const names: unknown[] = [];
+        const tls = createTlsServer(
+          { key: readFileSync(join(dir, 'key.pem')), cert },
+          (req, res) => {
+            names.push((req.socket as TLSSocket).servername);
+            res.end(req.headers.host);
+          },
+        );
+        await new Promise<void>((ok) => tls.listen(0, '127.0.0.1', ok));
+        const tlsPort = (tls.address() as AddressInfo).port;
+        const addresses = [{ address: '127.0.0.1', family: 4 as const }];
+        try {
+          const good = pinnedFetch({
+            origin: new URL(`https://upstream.test:${tlsPort}`),
+            addresses,
+            ca: cert,
+          });
+          try {
+            const res = await good.fetch(`https://upstream.test:${tlsPort}/mcp`);
+            expect(await res.text()).toBe(`upstream.test:${tlsPort}`);
+            expect(names).toEqual(['upstream.test']);
+          } finally {
+            good.close();
+          }
+          // The certificate is checked against the URL's name, not the address connected to.
+          const wrong = pinnedFetch({
+            origin: new URL(`https://other.test:${tlsPort}`),
+            addresses,
+            ca: cert,
+          });
+          try {
+            await expect(wrong.fetch(`https://other.test:${tlsPort}/mcp`)).rejects.toThrow(
+              /fetch failed: .*(altnames|other\.test)/,
+            );
+          } finally {
+            wrong.close();
+          }
+        } finally {
+          await closeServer(tls);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+async function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
