@@ -45,6 +45,12 @@ export interface McpServiceOptions {
   probeIntervalMs?: number;
   /** Consecutive failed probes that turn an active server degraded. */
   failuresToDegrade?: number;
+  /**
+   * After a lost connection or a failed probe, the server is probed again this many milliseconds
+   * later, doubling with each failure up to `probeIntervalMs`, so a dead upstream turns degraded
+   * in seconds rather than after `failuresToDegrade` scheduled probes. Default 1000.
+   */
+  reprobeMs?: number;
   /** Milliseconds a probe, a handshake or a discovery request may take. */
   requestTimeoutMs?: number;
   /** First reconnect backoff; doubles up to `maxBackoffMs`. */
@@ -113,6 +119,7 @@ export class McpService {
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly failures = new Map<string, number>();
   private readonly pendingRediscovery = new Set<string>();
+  private readonly reprobes = new Map<string, NodeJS.Timeout>();
   private timer: NodeJS.Timeout | null = null;
   private probing = false;
   private closed = false;
@@ -128,6 +135,7 @@ export class McpService {
       checkUrl: o.checkUrl ?? defaultCheckUrl,
       probeIntervalMs: o.probeIntervalMs ?? 30_000,
       failuresToDegrade: o.failuresToDegrade ?? 3,
+      reprobeMs: o.reprobeMs ?? 1000,
       requestTimeoutMs: o.requestTimeoutMs ?? 10_000,
       baseBackoffMs: o.baseBackoffMs ?? 500,
       maxBackoffMs: o.maxBackoffMs ?? 30_000,
@@ -140,6 +148,7 @@ export class McpService {
       maxBackoffMs: this.s.maxBackoffMs,
       now: () => this.o.clock.now(),
       onListChanged: (server) => this.scheduleRediscovery(server.tenant, server.id),
+      onLost: (server) => this.reprobeSoon(server.tenant, server.id),
       credentials: (server) => this.credentialsFor(server),
       ...(o.connectHttp ? { connectHttp: o.connectHttp } : {}),
       launch: (server) =>
@@ -173,6 +182,8 @@ export class McpService {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    for (const t of this.reprobes.values()) clearTimeout(t);
+    this.reprobes.clear();
     await this.pool.close();
   }
 
@@ -459,6 +470,7 @@ export class McpService {
         const n = (this.failures.get(id) ?? 0) + 1;
         this.failures.set(id, n);
         const now = await this.server(tenant, id);
+        this.reprobeSoon(tenant, id);
         if (now.state === 'active' && n >= this.s.failuresToDegrade) {
           const reason = `${n} health probes failed in a row; last: ${(err as Error).message}`;
           return (await this.move(now, 'degraded', 'system', reason)).state;
@@ -522,9 +534,10 @@ export class McpService {
   }
 
   /**
-   * Whether a call of `descriptor` could go upstream now, judged from stored state only (no
-   * connection is opened): the server active, the tool bound to this descriptor version and
-   * listed upstream with the approved digest. The MCP endpoint lists only such tools.
+   * Whether a call of `descriptor` could go upstream now, without opening a connection: the
+   * server active, the tool bound to this descriptor version and listed upstream with the approved
+   * digest (stored state), and the server not known to be unreachable (its last connection attempt
+   * failed). The MCP endpoint lists only such tools.
    */
   async isCallable(
     tenant: string,
@@ -532,6 +545,7 @@ export class McpService {
     tool: string,
     descriptor: { id: string; version: string },
   ): Promise<boolean> {
+    if (this.pool.unreachable(serverId)) return false;
     return (await checkCall(this.o.store, tenant, serverId, tool, descriptor)).ok;
   }
 
@@ -546,7 +560,8 @@ export class McpService {
 
   /**
    * Runs a read-only request (resources, prompts) on an active server of the tenant through its
-   * pooled connection, with the request timeout. Nothing is recorded.
+   * pooled connection, with the request timeout. Recording is the caller's (the MCP endpoint
+   * records each read: http/mcp-endpoint-reads.ts).
    * @throws GatehouseError NOT_FOUND (no such server), UNAVAILABLE (not active, unreachable,
    *   timed out), INVALID_INPUT (the upstream refused the request's parameters).
    */
@@ -599,6 +614,19 @@ export class McpService {
     } finally {
       this.probing = false;
     }
+  }
+
+  /** Probes the server again soon (see `reprobeMs`); one pending re-probe per server. */
+  private reprobeSoon(tenant: string, id: string): void {
+    if (this.closed || this.reprobes.has(id)) return;
+    const n = Math.max(1, this.failures.get(id) ?? 0);
+    const delay = Math.min(this.s.reprobeMs * 2 ** (n - 1), this.s.probeIntervalMs);
+    const timer = setTimeout(() => {
+      this.reprobes.delete(id);
+      if (!this.closed) this.probe(tenant, id).catch(() => undefined);
+    }, delay);
+    timer.unref();
+    this.reprobes.set(id, timer);
   }
 
   private scheduleRediscovery(tenant: string, id: string): void {

@@ -12,6 +12,8 @@ export interface UpstreamPoolOptions {
   maxBackoffMs: number;
   /** Called when a server says its lists changed. */
   onListChanged: (server: McpServerRecord) => void;
+  /** Called when a connection ends that the pool did not close (the process died, the peer hung up). */
+  onLost?: (server: McpServerRecord) => void;
   now: () => number;
   /**
    * Issues the credentials a server's transport declares, for one connection (null when it
@@ -115,11 +117,22 @@ export class UpstreamPool {
       onListChanged: () => this.o.onListChanged(server),
       onClosed: () => {
         if (entry.conn?.isClosed) entry.conn = null;
+        if (!this.closed && this.entries.get(server.id) === entry) this.o.onLost?.(server);
       },
       ...(credentials ? { credentials } : {}),
       ...(launch ? { launch } : {}),
       ...(fetch ? { fetch } : {}),
     });
+  }
+
+  /**
+   * True when the server is known to be unreachable now: it has no open connection, none is being
+   * opened, and the last attempt failed (so calls fail fast until a reconnect succeeds).
+   */
+  unreachable(serverId: string): boolean {
+    const e = this.entries.get(serverId);
+    if (!e || e.opening || e.attempts === 0) return false;
+    return !e.conn || e.conn.isClosed;
   }
 
   /** The open connection of a server, if any (no connecting). */

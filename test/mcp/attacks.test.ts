@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/mcp/index.js';
 import type { FixtureTool } from './mcp-harness.js';
-import { ACTOR, McpHarness, TENANT } from './mcp-harness.js';
+import { ACTOR, McpHarness, TENANT, until } from './mcp-harness.js';
 
 let h: McpHarness | undefined;
 afterEach(async () => {
@@ -117,6 +117,29 @@ describe('misbehaving upstreams', () => {
       .filter((e) => e.type === 'McpServerStateChanged')
       .map((e) => `${String(e.data.from)}→${String(e.data.to)}`);
     expect(moves.slice(-2)).toEqual(['active→degraded', 'degraded→active']);
+  });
+
+  it('a lost upstream is probed again at once: unlisted while unreachable, degraded in moments, active when back', async () => {
+    // Re-probes 200, 400, 800 ms after the loss; the third failure degrades it.
+    h = await McpHarness.open({ failuresToDegrade: 3, reprobeMs: 200 });
+    const up = h.upstream({ tools: [tool('ping', 'echo')] });
+    const { id, descriptors } = await h.ready('dies', up.transport, [
+      { tool: 'ping', class: 'read', id: 'fixture.ping' },
+    ]);
+    const ref = { id: 'fixture.ping', version: '1.0.0' };
+    expect(await h.mcp.isCallable(TENANT, id, 'ping', ref)).toBe(true);
+    h.rewrite(up.file, { tools: [tool('ping', 'echo')], refuseStart: true });
+    process.kill((await h.mcp.connectionPid(TENANT, id))!, 'SIGKILL');
+    // No probe was asked for: the lost connection itself starts them.
+    await until(async () => !(await h!.mcp.isCallable(TENANT, id, 'ping', ref)));
+    // Unlisted as soon as a reconnect failed, before the server is degraded.
+    expect((await h.mcp.get(TENANT, id)).server.state).toBe('active');
+    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded');
+    expect(await h.call(descriptors.ping!, {})).toMatchObject({ status: 'failed' });
+    h.rewrite(up.file, { tools: [tool('ping', 'echo')] });
+    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'active', 10_000);
+    expect(await h.mcp.isCallable(TENANT, id, 'ping', ref)).toBe(true);
+    expect((await h.call(descriptors.ping!, { n: 1 })).status).toBe('observed');
   });
 
   it('no process outlives close(), even one that ignores EOF', async () => {

@@ -65,6 +65,8 @@ export class McpHarness {
       clock: systemClock,
       ids: new SequentialIds('srv'),
       probeIntervalMs: 3_600_000,
+      // Tests probe by hand unless they ask for re-probes.
+      reprobeMs: 3_600_000,
       failuresToDegrade: 2,
       requestTimeoutMs: 5_000,
       baseBackoffMs: 1,
