@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { PoolConfig } from '../capacity/index.js';
+import { EgressAllowList } from '../sandbox/index.js';
 
 /** How sandboxed tools run: capacity, defaults of a lease, egress, repositories. */
 export interface SandboxConfig {
@@ -65,13 +66,28 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): Sand
     defaults: { cpus: 1, memoryMb: 512, pids: 128 },
     queueBudgetMs: num(env.GATEHOUSE_QUEUE_BUDGET_MS, 'GATEHOUSE_QUEUE_BUDGET_MS') ?? 10_000,
     attemptTtlMs: num(env.GATEHOUSE_ATTEMPT_TTL_MS, 'GATEHOUSE_ATTEMPT_TTL_MS') ?? 30 * 60_000,
-    egressAllow: (env.GATEHOUSE_EGRESS_ALLOW ?? 'github.com,dev.azure.com,api.nuget.org')
-      .split(',')
-      .map((h) => h.trim())
-      .filter((h) => h !== ''),
+    egressAllow: egressAllow(env.GATEHOUSE_EGRESS_ALLOW),
     repositories: keyValues(env.GATEHOUSE_REPOSITORIES, 'GATEHOUSE_REPOSITORIES'),
     reapIntervalMs: num(env.GATEHOUSE_REAP_INTERVAL_MS, 'GATEHOUSE_REAP_INTERVAL_MS') ?? 30_000,
   };
+}
+
+/** The allow-list's entries, each checked now, so a bad one stops the start instead of a call. */
+function egressAllow(value: string | undefined): string[] {
+  const entries = (value ?? 'github.com,dev.azure.com,api.nuget.org')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+  try {
+    EgressAllowList.parse(entries);
+  } catch (err) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `GATEHOUSE_EGRESS_ALLOW: ${(err as Error).message}.`,
+      { cause: err },
+    );
+  }
+  return entries;
 }
 
 /** `a=1,b=2` as a map. */
