@@ -7,6 +7,7 @@ import { canonicalBytes, canonicalDigest, sha256Hex } from '../../src/core/index
 import { SqliteAuditStore, SqliteDatabase } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { addAgent } from '../helpers/agents.js';
 import { logSize as auditLogSize, recordsSince as records } from '../helpers/audit-records.js';
 
 let g: DemoGateway;
@@ -133,30 +134,7 @@ describe('what an agent reads through /mcp is recorded in the audit log', () => 
   });
 
   it('records as refusals the reads of an agent whose closure does not reach the server', async () => {
-    const published = await g.inject('POST', '/v1/events', {
-      token: g.tokens.admin,
-      body: {
-        id: 'test:agent/reads-plain@1.0.0',
-        type: 'AgentReleasePublished',
-        data: {
-          agentId: 'reads-plain',
-          version: '1.0.0',
-          closure: [{ id: 'demo/echo', version: '1.0.0' }],
-          policy: { maxClass: 'production' },
-        },
-      },
-    });
-    expect(published.status, JSON.stringify(published.body)).toBe(200);
-    const plain = await g.gateway.directory.addPrincipal(
-      {
-        tenant: 'acme',
-        name: 'reads-plain',
-        roles: ['agent'],
-        project: 'web',
-        agent: { id: 'reads-plain', version: '1.0.0' },
-      },
-      'test',
-    );
+    const plain = await addAgent(g, 'reads-plain');
     const { client, session } = await connect(plain.token);
     const uri = 'demo://resource/static/document/architecture.md';
     const before = await logSize();
@@ -178,7 +156,7 @@ describe('what an agent reads through /mcp is recorded in the audit log', () => 
         data,
       }),
     );
-    const actor = plain.principal.id;
+    const actor = plain.id;
     const data = {
       agent: { id: 'reads-plain', version: '1.0.0' },
       sessionId: session,

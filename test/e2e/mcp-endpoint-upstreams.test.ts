@@ -6,6 +6,7 @@ import type { JwkSet } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { addAgent } from '../helpers/agents.js';
 
 let g: DemoGateway;
 let url: string;
@@ -141,30 +142,7 @@ describe('resources and prompts of the upstreams the closure reaches', () => {
   });
 
   it('shows an agent whose closure reaches no upstream no resources and no prompts', async () => {
-    const published = await g.inject('POST', '/v1/events', {
-      token: g.tokens.admin,
-      body: {
-        id: 'test:agent/plain-agent@1.0.0',
-        type: 'AgentReleasePublished',
-        data: {
-          agentId: 'plain-agent',
-          version: '1.0.0',
-          closure: [{ id: 'demo/echo', version: '1.0.0' }],
-          policy: { maxClass: 'production' },
-        },
-      },
-    });
-    expect(published.status, JSON.stringify(published.body)).toBe(200);
-    const plain = await g.gateway.directory.addPrincipal(
-      {
-        tenant: 'acme',
-        name: 'plain-agent',
-        roles: ['agent'],
-        project: 'web',
-        agent: { id: 'plain-agent', version: '1.0.0' },
-      },
-      'test',
-    );
+    const plain = await addAgent(g, 'plain-agent');
     const client = await connect(plain.token);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['demo_echo__1_0_0']);
     expect((await client.listResources()).resources).toEqual([]);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { publishAgent } from '../helpers/sandbox-tools.js';
 import { buildFixture } from '../fixtures/build-fixture.js';
 import { ACTOR, TENANT } from './mcp-harness.js';
+import { toRequest } from '../helpers/web-request.js';
 
 /** A secret with characters that encoders change, so every redaction form differs. */
 const SECRET = `mcp/${randomBytes(12).toString('hex')}:q+z`;
@@ -196,18 +197,3 @@ describe('credentials of upstream MCP servers come from the broker', () => {
     });
   });
 });
-
-async function toRequest(req: IncomingMessage): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers))
-    if (typeof v === 'string') headers.set(k, v);
-    else if (Array.isArray(v)) headers.set(k, v.join(', '));
-  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-  return new Request(`http://127.0.0.1${req.url ?? '/'}`, {
-    method: req.method ?? 'GET',
-    headers,
-    ...(body && req.method !== 'GET' ? { body } : {}),
-  });
-}

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import type { McpServerView, McpServiceOptions } from '../../src/mcp/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { ACTOR, McpHarness, TENANT } from './mcp-harness.js';
+import { send, toRequest } from '../helpers/web-request.js';
 
 /** A stateless MCP server over Streamable HTTP on 127.0.0.1; its POST answers are SSE streams. */
 interface Upstream {
@@ -62,27 +63,7 @@ async function startUpstream(): Promise<Upstream> {
   return up;
 }
 
-async function toRequest(req: IncomingMessage): Promise<Request> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers))
-    if (typeof v === 'string') headers.set(k, v);
-    else if (Array.isArray(v)) headers.set(k, v.join(', '));
-  const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-  return new Request(`http://127.0.0.1${req.url ?? '/'}`, {
-    method: req.method ?? 'GET',
-    headers,
-    ...(body && req.method !== 'GET' ? { body } : {}),
-  });
-}
-
 /** Writes a web Response as it streams. */
-async function send(res: ServerResponse, response: Response): Promise<void> {
-  res.writeHead(response.status, Object.fromEntries(response.headers));
-  if (response.body) for await (const chunk of response.body) res.write(chunk);
-  res.end();
-}
 
 function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();

@@ -1,0 +1,33 @@
+import { expect } from 'vitest';
+import type { DemoGateway } from './gateway-fixture.js';
+
+/**
+ * Publishes an agent release of the demo tenant with `closure` (default: demo/echo only) and adds
+ * an agent principal of project `web` for it; returns the principal's id and bearer token.
+ */
+export async function addAgent(
+  g: DemoGateway,
+  agentId: string,
+  closure = [{ id: 'demo/echo', version: '1.0.0' }],
+): Promise<{ id: string; token: string }> {
+  const published = await g.inject('POST', '/v1/events', {
+    token: g.tokens.admin,
+    body: {
+      id: `test:agent/${agentId}@1.0.0`,
+      type: 'AgentReleasePublished',
+      data: { agentId, version: '1.0.0', closure, policy: { maxClass: 'production' } },
+    },
+  });
+  expect(published.status, JSON.stringify(published.body)).toBe(200);
+  const principal = await g.gateway.directory.addPrincipal(
+    {
+      tenant: 'acme',
+      name: agentId,
+      roles: ['agent'],
+      project: 'web',
+      agent: { id: agentId, version: '1.0.0' },
+    },
+    'test',
+  );
+  return { id: principal.principal.id, token: principal.token };
+}
