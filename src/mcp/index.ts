@@ -9,14 +9,11 @@ export type { McpStore, McpStoreChange } from './mcp-store.js';
 export { mcpDescriptor, mcpExecution } from './mcp-descriptor.js';
 export type { BindingRequest, McpExecution } from './mcp-descriptor.js';
 export { McpService } from './mcp-service.js';
-export type {
-  McpServiceOptions,
-  RegisterServer,
-  McpServerView,
-  BindResult,
-  ReapproveResult,
-  CallReadiness,
-} from './mcp-service.js';
+export type { McpServerView } from './mcp-service.js';
+export type { McpServiceOptions } from './mcp-service-options.js';
+export type { RegisterServer } from './server-lifecycle.js';
+export type { BindResult, ReapproveResult } from './tool-bindings.js';
+export type { CallReadiness } from './upstream-calls.js';
 export { McpExecutor } from './mcp-executor.js';
 export type { McpExecutorOptions } from './mcp-executor.js';
 export { UpstreamConnection, processAlive } from './upstream-connection.js';

@@ -1,0 +1,127 @@
+import type { McpServerState } from './mcp-server.js';
+import type { McpStore } from './mcp-store.js';
+import type { McpSettings } from './mcp-service-options.js';
+import type { UpstreamPool } from './upstream-pool.js';
+import type { KeyedSerial } from './keyed-serial.js';
+import type { ServerLifecycle } from './server-lifecycle.js';
+import type { ToolBindings } from './tool-bindings.js';
+
+/** Collaborators (shared with the MCP service) and settings of the {@link McpHealth} probe. */
+export interface McpHealthOptions {
+  store: McpStore;
+  pool: UpstreamPool;
+  /** The per-server lock every probe runs under. */
+  serial: KeyedSerial;
+  lifecycle: Pick<ServerLifecycle, 'server' | 'move'>;
+  bindings: Pick<ToolBindings, 'applyDiscovery'>;
+  settings: Pick<
+    McpSettings,
+    'probeIntervalMs' | 'failuresToDegrade' | 'reprobeMs' | 'requestTimeoutMs'
+  >;
+}
+
+/**
+ * The health probe of active and degraded servers: every `probeIntervalMs` for all of them, and
+ * sooner for one whose connection was lost or whose probe failed (a re-probe, backing off with
+ * the failures in a row it counts per server).
+ */
+export class McpHealth {
+  private readonly failures = new Map<string, number>();
+  private readonly reprobes = new Map<string, NodeJS.Timeout>();
+  private timer: NodeJS.Timeout | null = null;
+  private probing = false;
+  private closed = false;
+
+  constructor(private readonly o: McpHealthOptions) {}
+
+  /** Starts the scheduled probe. Safe to repeat; does nothing once closed. */
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setInterval(() => void this.probeAll(), this.o.settings.probeIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the scheduled probe and cancels pending re-probes. Safe to repeat. */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    for (const t of this.reprobes.values()) clearTimeout(t);
+    this.reprobes.clear();
+  }
+
+  /** Forgets the failed probes counted for a server (it was activated or retired). */
+  forget(id: string): void {
+    this.failures.delete(id);
+  }
+
+  /**
+   * One probe, under the server's lock; a failure also schedules a re-probe. Never throws for an
+   * unhealthy server (see `McpService.probe`). @returns the server's state afterwards.
+   */
+  probe(tenant: string, id: string): Promise<McpServerState> {
+    return this.o.serial.run(id, async () => {
+      const server = await this.o.lifecycle.server(tenant, id);
+      if (server.state !== 'active' && server.state !== 'degraded') return server.state;
+      try {
+        const { conn, fresh } = await this.o.pool.get(server);
+        await conn.ping(this.o.settings.requestTimeoutMs);
+        if (fresh) {
+          await this.o.bindings.applyDiscovery(
+            server,
+            await conn.discover(this.o.settings.requestTimeoutMs),
+          );
+        } else {
+          const prev = await this.o.store.discovery(tenant, id);
+          const tools = await conn.listTools(this.o.settings.requestTimeoutMs);
+          await this.o.bindings.applyDiscovery(server, {
+            tools,
+            resources: prev?.resources ?? [],
+            prompts: prev?.prompts ?? [],
+          });
+        }
+        this.failures.set(id, 0);
+        const now = await this.o.lifecycle.server(tenant, id);
+        if (now.state === 'degraded')
+          return (await this.o.lifecycle.move(now, 'active', 'system', null)).state;
+        return now.state;
+      } catch (err) {
+        await this.o.pool.drop(id);
+        const n = (this.failures.get(id) ?? 0) + 1;
+        this.failures.set(id, n);
+        const now = await this.o.lifecycle.server(tenant, id);
+        this.reprobeSoon(tenant, id);
+        if (now.state === 'active' && n >= this.o.settings.failuresToDegrade) {
+          const reason = `${n} health probes failed in a row; last: ${(err as Error).message}`;
+          return (await this.o.lifecycle.move(now, 'degraded', 'system', reason)).state;
+        }
+        return now.state;
+      }
+    });
+  }
+
+  /** Probes the server again soon (see `reprobeMs`); one pending re-probe per server. */
+  reprobeSoon(tenant: string, id: string): void {
+    if (this.closed || this.reprobes.has(id)) return;
+    const n = Math.max(1, this.failures.get(id) ?? 0);
+    const { reprobeMs, probeIntervalMs } = this.o.settings;
+    const delay = Math.min(reprobeMs * 2 ** (n - 1), probeIntervalMs);
+    const timer = setTimeout(() => {
+      this.reprobes.delete(id);
+      if (!this.closed) this.probe(tenant, id).catch(() => undefined);
+    }, delay);
+    timer.unref();
+    this.reprobes.set(id, timer);
+  }
+
+  private async probeAll(): Promise<void> {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    try {
+      const servers = await this.o.store.listInStates(['active', 'degraded']);
+      await Promise.all(servers.map((s) => this.probe(s.tenant, s.id).catch(() => undefined)));
+    } finally {
+      this.probing = false;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+import { ErrorCode, GatehouseError } from '../core/index.js';
+import type { ToolDescriptor } from '../tools/index.js';
+import type { McpBinding } from './mcp-binding.js';
+import { mcpExecution } from './mcp-descriptor.js';
+import type { McpStore } from './mcp-store.js';
+import type { McpSettings } from './mcp-service-options.js';
+import type { UpstreamConnection } from './upstream-connection.js';
+import type { UpstreamPool } from './upstream-pool.js';
+import { checkCall } from './call-check.js';
+import { credentialCode } from './credential-code.js';
+import type { ServerLifecycle } from './server-lifecycle.js';
+
+/** Why a call cannot go upstream, or the connection and binding it goes through. */
+export type CallReadiness =
+  | { ok: true; conn: UpstreamConnection; binding: McpBinding }
+  | { ok: false; code: string; message: string };
+
+/** Collaborators (shared with the MCP service) and settings of the {@link UpstreamCalls}. */
+export interface UpstreamCallsOptions {
+  store: McpStore;
+  pool: UpstreamPool;
+  lifecycle: Pick<ServerLifecycle, 'server'>;
+  /** Runs discovery again now, under the server's lock (`McpService.rediscover`). */
+  rediscover: (tenant: string, id: string) => Promise<unknown>;
+  settings: Pick<McpSettings, 'requestTimeoutMs'>;
+}
+
+/**
+ * The call side of upstream servers: whether a tool call may go upstream and through which
+ * connection, and read-only requests (resources, prompts) through the pooled connections.
+ */
+export class UpstreamCalls {
+  constructor(private readonly o: UpstreamCallsOptions) {}
+
+  /** See `McpService.readyToCall`; a new connection is rediscovered and the call checked again. */
+  async readyToCall(
+    tenant: string,
+    serverId: string,
+    tool: string,
+    descriptor: { id: string; version: string },
+  ): Promise<CallReadiness> {
+    const first = await checkCall(this.o.store, tenant, serverId, tool, descriptor);
+    if (!first.ok) return first;
+    const server = first.server;
+    let pooled;
+    try {
+      pooled = await this.o.pool.get(server);
+    } catch (err) {
+      return {
+        ok: false,
+        code: credentialCode(err) ?? 'SERVER_UNAVAILABLE',
+        message: `MCP server ${serverId} cannot be reached: ${(err as Error).message}`,
+      };
+    }
+    if (!pooled.fresh) return { ok: true, conn: pooled.conn, binding: first.binding };
+    // A new connection: the tools may have changed while it was down; discover before calling.
+    try {
+      await this.o.rediscover(tenant, serverId);
+    } catch (err) {
+      return {
+        ok: false,
+        code: 'SERVER_UNAVAILABLE',
+        message: `MCP server ${serverId} reconnected but discovery failed: ${(err as Error).message}`,
+      };
+    }
+    const again = await checkCall(this.o.store, tenant, serverId, tool, descriptor);
+    if (!again.ok) return again;
+    const conn = this.o.pool.peek(serverId);
+    if (!conn)
+      return {
+        ok: false,
+        code: 'SERVER_UNAVAILABLE',
+        message: `MCP server ${serverId} disconnected`,
+      };
+    return { ok: true, conn, binding: again.binding };
+  }
+
+  /** See `McpService.isCallable`: stored state only, and the pool's memory of failed attempts. */
+  async isCallable(
+    tenant: string,
+    serverId: string,
+    tool: string,
+    descriptor: { id: string; version: string },
+  ): Promise<boolean> {
+    if (this.o.pool.unreachable(serverId)) return false;
+    return (await checkCall(this.o.store, tenant, serverId, tool, descriptor)).ok;
+  }
+
+  /** {@link isCallable} for a descriptor of kind `mcp`; false for any other descriptor. */
+  async descriptorCallable(tenant: string, descriptor: ToolDescriptor): Promise<boolean> {
+    const exec = descriptor.kind === 'mcp' ? mcpExecution(descriptor) : null;
+    return exec !== null && this.isCallable(tenant, exec.server, exec.tool, descriptor);
+  }
+
+  /** Runs a read-only request on an active server. @throws as `McpService.readUpstream`. */
+  async readUpstream<T>(
+    tenant: string,
+    serverId: string,
+    op: (conn: UpstreamConnection, timeoutMs: number) => Promise<T>,
+  ): Promise<T> {
+    const server = await this.o.lifecycle.server(tenant, serverId);
+    if (server.state !== 'active')
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `MCP server ${serverId} is ${server.state}, not active.`,
+      );
+    let conn: UpstreamConnection;
+    try {
+      conn = (await this.o.pool.get(server)).conn;
+    } catch (err) {
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `MCP server ${serverId} cannot be reached: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    try {
+      return await op(conn, this.o.settings.requestTimeoutMs);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      const message = err instanceof Error ? err.message : String(err);
+      // -32602 invalid params, -32002 resource not found: the request's fault, not the server's.
+      if (code === -32602 || code === -32002)
+        throw new GatehouseError(
+          ErrorCode.INVALID_INPUT,
+          `MCP server ${server.name} refused: ${message}`,
+        );
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `MCP server ${server.name} failed to answer: ${message}`,
+        { cause: err },
+      );
+    }
+  }
+}
