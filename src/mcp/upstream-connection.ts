@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import {
   Client,
   SdkError,
@@ -136,8 +137,7 @@ export class UpstreamConnection {
       ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: o.maxMessageBytes })
       : o.transport.type === 'stdio'
         ? new StdioClientTransport({
-            command: o.transport.command,
-            args: o.transport.args,
+            ...dieWithGateway(o.transport.command, o.transport.args),
             ...(Object.keys(env).length > 0 ? { env } : {}),
             stderr: 'pipe',
             maxBufferSize: o.maxMessageBytes,
@@ -423,4 +423,16 @@ export function processAlive(pid: number): boolean {
 async function waitForExit(pid: number, maxMs: number): Promise<void> {
   const until = Date.now() + maxMs;
   while (processAlive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * A stdio server started outside the sandbox, behind `setpriv --pdeathsig KILL` where util-linux
+ * has it: the kernel kills the server when Gatehouse dies, even one that ignores the end of its
+ * stdin (setpriv execs the server, so the pid stays the server's).
+ */
+function dieWithGateway(command: string, args: string[]): { command: string; args: string[] } {
+  if (!existsSync(SETPRIV)) return { command, args };
+  return { command: SETPRIV, args: ['--pdeathsig', 'KILL', '--', command, ...args] };
 }

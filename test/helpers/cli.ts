@@ -53,12 +53,19 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `gatehouse serve --demo --data DIR --port 0` and waits for its "listening on URL" line. */
-export function spawnServer(dataDir: string, timeoutMs = 20_000): Promise<ServerProcess> {
+/**
+ * Starts `gatehouse serve --demo --data DIR --port 0` (with `env` beside the parent's environment
+ * without its GATEHOUSE_* settings) and waits for its "listening on URL" line.
+ */
+export function spawnServer(
+  dataDir: string,
+  timeoutMs = 20_000,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
     [CLI, 'serve', '--demo', '--data', dataDir, '--port', '0'],
-    { cwd: ROOT, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
