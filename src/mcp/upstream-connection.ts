@@ -380,9 +380,16 @@ export class UpstreamConnection {
     this.o.fetch?.close();
   }
 
+  /** What the server said on stderr: its first line naming an error, else its last lines. */
   private stderrNote(): string {
-    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
-    return tail ? ` (stderr: ${tail.slice(-500)})` : '';
+    const lines = this.stderrTail
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '' && l !== '^' && l !== '}' && l !== '{');
+    const telling = lines.find((l) => /\b(error|exception|fatal|cannot|denied)\b/i.test(l));
+    const shown = telling ? [telling] : lines.slice(-3);
+    const text = shown.join(' | ');
+    return text ? ` (stderr: ${text.slice(0, 500)})` : '';
   }
 }
 

@@ -142,6 +142,18 @@ describe('misbehaving upstreams', () => {
     expect((await h.call(descriptors.ping!, { n: 1 })).status).toBe('observed');
   });
 
+  it('an upstream that cannot start fails verification with its telling stderr line', async () => {
+    h = await McpHarness.open();
+    const up = h.upstream({ tools: [], refuseStart: true });
+    const s = await h.mcp.register(TENANT, ACTOR, { name: 'broken', transport: up.transport });
+    const err = await h.mcp.verify(TENANT, s.id, ACTOR).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toMatch(/\(stderr: Error: the fixture refuses to start\)/);
+    expect((await h.mcp.get(TENANT, s.id)).server.state).toBe('registered');
+  });
+
   it('no process outlives close(), even one that ignores EOF', async () => {
     h = await McpHarness.open();
     const up = h.upstream({ tools: [tool('ping', 'echo')], ignoreEof: true });

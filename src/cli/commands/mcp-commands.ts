@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
 
@@ -11,6 +13,16 @@ interface ServerView {
 
 function print(value: unknown): void {
   process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * A word of a stdio command line that names an existing file by a relative path (`./x`, `a/b.js`),
+ * made absolute from here: the server runs in a sandbox whose working directory is its own
+ * workspace, where a relative path would name nothing. Other words are kept as typed.
+ */
+function absolute(word: string): string {
+  if (isAbsolute(word) || !word.includes('/') || !existsSync(word)) return word;
+  return resolve(word);
 }
 
 const path = (id: string, rest = '') => `/v1/mcp-servers/${encodeURIComponent(id)}${rest}`;
@@ -32,7 +44,7 @@ export function mcpCommands(program: Command): void {
       if ((opts.stdio === undefined) === (opts.url === undefined))
         throw new Error('give exactly one of --stdio CMD [ARGS...] or --url URL');
       const transport = opts.stdio
-        ? { type: 'stdio', command: opts.stdio, args }
+        ? { type: 'stdio', command: absolute(opts.stdio), args: args.map(absolute) }
         : { type: 'http', url: opts.url };
       const s = (await client().request('POST', '/v1/mcp-servers', { name, transport }))
         .body as ServerView;

@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ROOT, ensureBuilt, runCli } from '../helpers/cli.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+
+let g: DemoGateway;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  ensureBuilt();
+  g = await startDemoGateway({ listen: true });
+  env = { GATEHOUSE_URL: g.url!, GATEHOUSE_TOKEN: g.tokens.admin };
+});
+afterAll(async () => {
+  await g?.close();
+});
+
+async function cli(...args: string[]): Promise<string> {
+  const r = await runCli(args, env);
+  expect(r.code, `${args.join(' ')}\n${r.stdout}${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+describe('the README flow for an upstream MCP server, with the gatehouse CLI', () => {
+  it('registers (a relative path made absolute), verifies, binds, activates, and an agent calls it via /mcp', async () => {
+    const added = await cli(
+      'mcp',
+      'add',
+      'mine',
+      '--stdio',
+      'node',
+      '--',
+      'node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+      'stdio',
+    );
+    const id = /registered (\S+) \(registered\)/.exec(added)?.[1];
+    expect(id, added).toBeDefined();
+    const stored = (await g.gateway.mcp.get('acme', id!)).server.transport;
+    expect(stored).toMatchObject({
+      command: 'node',
+      args: [`${ROOT}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, 'stdio'],
+    });
+
+    await cli('mcp', 'verify', id!);
+    await cli('mcp', 'bind', id!, 'get-sum', '--class', 'read', '--as', 'mine/sum@1.0.0');
+    await cli('mcp', 'activate', id!);
+    expect(await cli('mcp', 'show', id!)).toMatch(/active/);
+
+    // The demo agent's release does not hold mine/sum: publish one that does, as the README's
+    // next step would, and call it through /mcp as that agent.
+    const release = await g.inject('POST', '/v1/events', {
+      token: g.tokens.admin,
+      body: {
+        id: 'test:agent/cli-agent@1.0.0',
+        type: 'AgentReleasePublished',
+        data: {
+          agentId: 'cli-agent',
+          version: '1.0.0',
+          closure: [{ id: 'mine/sum', version: '1.0.0' }],
+          policy: { maxClass: 'read' },
+        },
+      },
+    });
+    expect(release.status, JSON.stringify(release.body)).toBe(200);
+    const agent = await g.gateway.directory.addPrincipal(
+      {
+        tenant: 'acme',
+        name: 'cli-agent',
+        roles: ['agent'],
+        project: 'web',
+        agent: { id: 'cli-agent', version: '1.0.0' },
+      },
+      'test',
+    );
+    const client = new Client({ name: 'cli-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${g.url!}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${agent.token}` } },
+      }),
+    );
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mine_sum__1_0_0']);
+      const r = await client.callTool({
+        name: 'mine_sum__1_0_0',
+        arguments: { a: 2, b: 40 },
+      });
+      expect(r._meta?.['gatehouse/status']).toBe('observed');
+      expect(JSON.stringify(r.content)).toContain('42');
+    } finally {
+      await client.close();
+    }
+  });
+});
