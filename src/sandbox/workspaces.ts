@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
@@ -71,10 +71,16 @@ export class Workspaces {
     await chmod(this.o.root, 0o711);
   }
 
-  /** Removes a lease's workspace (and its worktree registration). Safe to repeat. */
+  /**
+   * Removes a lease's workspace, and when it was a worktree (its `.git` is a file naming the
+   * repository's git dir), that worktree's registration. Safe to repeat. A plain workspace spawns
+   * nothing: a spawn from the gateway's large process costs milliseconds of its event loop.
+   */
   async remove(leaseId: string): Promise<void> {
     const path = this.pathFor(leaseId);
+    const dotGit = await readFile(join(path, '.git'), 'utf8').catch(() => null);
     await rm(path, { recursive: true, force: true });
+    if (dotGit === null || !dotGit.startsWith('gitdir:')) return;
     await Promise.all(
       Object.values(this.o.repositories).map((repo) =>
         run('git', ['-C', repo, 'worktree', 'prune']).catch(() => undefined),
