@@ -70,7 +70,7 @@ export class McpSandbox {
         if (released) return;
         released = true;
         await confined?.release().catch(() => undefined);
-        await this.o.workspaces.remove(lease.id).catch(() => undefined);
+        await this.o.workspaces.remove(lease.id, 'plain').catch(() => undefined);
         await this.o.capacity.release(lease, 'the upstream connection closed');
         this.held.delete(lease.id);
       };

@@ -120,7 +120,7 @@ export class SandboxLeases {
       ask.timeoutMs + 60_000,
     );
     return this.attach(ask, lease, async () => {
-      await this.o.workspaces.remove(lease.id);
+      await this.o.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
       await this.o.capacity.release(lease, 'the call ended');
     });
   }

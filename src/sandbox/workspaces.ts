@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
@@ -72,15 +72,14 @@ export class Workspaces {
   }
 
   /**
-   * Removes a lease's workspace, and when it was a worktree (its `.git` is a file naming the
-   * repository's git dir), that worktree's registration. Safe to repeat. A plain workspace spawns
-   * nothing: a spawn from the gateway's large process costs milliseconds of its event loop.
+   * Removes a lease's workspace; for a worktree (or when the caller cannot tell, e.g. a leftover
+   * the reaper found) also prunes the repositories' worktree registrations. What the workspace
+   * holds decides nothing: the sandbox wrote it. A plain workspace spawns nothing, since a spawn
+   * from the gateway's large process costs milliseconds of its event loop. Safe to repeat.
    */
-  async remove(leaseId: string): Promise<void> {
-    const path = this.pathFor(leaseId);
-    const dotGit = await readFile(join(path, '.git'), 'utf8').catch(() => null);
-    await rm(path, { recursive: true, force: true });
-    if (dotGit === null || !dotGit.startsWith('gitdir:')) return;
+  async remove(leaseId: string, kind: 'plain' | 'worktree' | 'unknown' = 'unknown'): Promise<void> {
+    await rm(this.pathFor(leaseId), { recursive: true, force: true });
+    if (kind === 'plain') return;
     await Promise.all(
       Object.values(this.o.repositories).map((repo) =>
         run('git', ['-C', repo, 'worktree', 'prune']).catch(() => undefined),

@@ -322,6 +322,15 @@ describe('exit codes and kills', () => {
     expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseId)?.status).toBe('released');
   });
 
+  it('a workspace booby-trapped with a FIFO and a /dev/zero link named .git is removed without a hang', async () => {
+    const r = await run('test/write-sh', 'mkfifo .git && ln -s /dev/zero .gitmodules && echo set');
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    expect(outputOf(r).stdout).toBe('set\n');
+    const leaseId = String(r.lease?.id);
+    expect(existsSync(join(g.sandboxRoot, 'workspaces', leaseId))).toBe(false);
+    expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseId)?.status).toBe('released');
+  });
+
   it('a memory hog is killed at the limit: uncertain, LIMIT_MEMORY', async () => {
     const r = await run(
       'demo/sh',
