@@ -11,6 +11,7 @@ import type { AuditRecordDraft, Clock } from '../core/index.js';
 import type { McpService, UpstreamConnection } from '../mcp/index.js';
 import { Redactor } from '../secrets/index.js';
 import type { Principal } from '../tenancy/index.js';
+import { sessionDigest } from './mcp-endpoint-refusals.js';
 
 /**
  * Appends audit records to their tenants' logs through a store's transaction (the same path as
@@ -88,7 +89,7 @@ const MAX_TEXT = 2048;
  *
  * Records are `mcp.resource.read` / `mcp.prompt.get`, subject `mcp-server/<id>` (or
  * `principal/<agent principal>` when the agent named no server of its tenant), actor the agent
- * principal, and data `{serverId, agent, sessionId, outcome, …}`: the URI or prompt name; for
+ * principal, and data `{serverId, agent, sessionSha256, outcome, …}`: the URI or prompt name; for
  * prompts the SHA-256 of the JCS of the arguments, never the values (they may be large or hold
  * secrets, and the log cannot forget); on `ok` the byte size and SHA-256 of the JCS of the answer
  * as returned without its `_meta`, and the kinds of secrets removed; otherwise the error `code`
@@ -179,7 +180,8 @@ export class UpstreamReads {
           serverId,
           ...what,
           agent: p.agent,
-          sessionId: request.sessionId ?? null,
+          // A digest: the id itself lets one use the session.
+          sessionSha256: request.sessionId ? sessionDigest(request.sessionId) : null,
           ...outcome,
         },
       },

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isoTime, sha256Hex } from '../core/index.js';
+import { Redactor } from '../secrets/index.js';
 import type { Principal } from '../tenancy/index.js';
 import type { GatewayServices } from './services.js';
 
@@ -52,6 +53,14 @@ export async function recordRefusal(
   } catch (err) {
     log.error({ err }, 'could not record a refusal at /mcp');
   }
+}
+
+const patterns = new Redactor([]);
+
+/** Text an agent sent, as it may be recorded: known secret patterns removed, cut to 256 characters. */
+export function boundedText(text: string): string {
+  const clean = patterns.redactText(text).text;
+  return clean.length > 256 ? `${clean.slice(0, 256)}…` : clean;
 }
 
 /** A session id as it may be recorded: its SHA-256, since the id itself lets one use the session. */

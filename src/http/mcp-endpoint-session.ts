@@ -5,7 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../tenancy/index.js';
 import { McpToolNames } from './mcp-endpoint-names.js';
 import { toProtocolError } from './mcp-endpoint-errors.js';
-import { RefusalType, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
+import { RefusalType, boundedText, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
 import { MetaKey, recordResult, refusalResult } from './mcp-endpoint-results.js';
 import { registerPassThrough } from './mcp-endpoint-upstreams.js';
 import type { GatewayServices } from './services.js';
@@ -81,19 +81,19 @@ export function createSessionServer(o: SessionServerOptions): Server {
     const { name, arguments: args, _meta } = request.params;
     const ref = namesOf().refOf(name);
     if (!ref) {
-      const message = `Unknown tool: ${name} is not a tool of this agent's release (see tools/list).`;
+      // The agent's text, bounded and without known secret patterns, for the record and the log.
+      const shown = boundedText(name);
       const id = o.sessionId();
       await recordRefusal(s, o.log, p, RefusalType.tool, {
         code: ErrorCode.INVALID_INPUT,
         reason: 'not-in-closure',
-        message,
-        data: {
-          // Bounded: the name is the agent's text.
-          name: name.length > 256 ? `${name.slice(0, 256)}…` : name,
-          ...(id ? { sessionSha256: sessionDigest(id) } : {}),
-        },
+        message: `Unknown tool: ${shown} is not a tool of this agent's release.`,
+        data: { name: shown, ...(id ? { sessionSha256: sessionDigest(id) } : {}) },
       });
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, message);
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Unknown tool: ${shown} is not a tool of this agent's release (see tools/list).`,
+      );
     }
     const meta = (_meta ?? {}) as Record<string, unknown>;
     const extra: Record<string, unknown> = {};

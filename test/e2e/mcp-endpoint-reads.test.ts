@@ -78,7 +78,7 @@ describe('what an agent reads through /mcp is recorded in the audit log', () => 
       serverId,
       uri: doc.uri,
       agent: agent.release,
-      sessionId: session,
+      sessionSha256: sha256Hex(session),
       outcome: 'ok',
       content: contentOf(read),
     });
@@ -109,7 +109,7 @@ describe('what an agent reads through /mcp is recorded in the audit log', () => 
       prompt: 'args-prompt',
       argumentsSha256: canonicalDigest(args),
       agent: agent.release,
-      sessionId: session,
+      sessionSha256: sha256Hex(session),
       outcome: 'ok',
       content: contentOf(got),
       redactions: [{ kind: 'github-token', count: 1 }],
@@ -159,7 +159,7 @@ describe('what an agent reads through /mcp is recorded in the audit log', () => 
     const actor = plain.id;
     const data = {
       agent: { id: 'reads-plain', version: '1.0.0' },
-      sessionId: session,
+      sessionSha256: sha256Hex(session),
       outcome: 'refused',
       code: 'INVALID_INPUT',
     };

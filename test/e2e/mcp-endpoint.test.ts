@@ -235,6 +235,20 @@ describe('POST /mcp with the official SDK client', () => {
       data: { code: 'INVALID_INPUT', reason: 'not-in-closure', name: 'evil_tool__1_0_0' },
     });
     expect(refused[0]!.record.data.sessionSha256).toMatch(/^[0-9a-f]{64}$/);
+
+    // A long name with a token in it is recorded bounded and redacted, message included.
+    const token = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
+    const since = await logSize(g);
+    await client
+      .callTool({ name: `${token} ${'x'.repeat(100_000)}`, arguments: {} })
+      .catch(() => undefined);
+    const [long] = (await recordsSince(g, since)).filter(
+      (r) => r.record.type === 'mcp.tool.refused',
+    );
+    const text = JSON.stringify(long!.record);
+    expect(text).not.toContain(token);
+    expect(text).toContain('[REDACTED:');
+    expect(text.length).toBeLessThan(2_000);
   });
 });
 
