@@ -99,6 +99,7 @@ export class McpSandbox {
             env: {},
             user: command.user,
             extraFds: [fd],
+            inputs: [command.options],
             afterSpawn: closeFd,
           },
           release,

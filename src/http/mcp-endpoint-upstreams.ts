@@ -66,7 +66,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
       if (!stored || stored.state === 'revoked' || stored.descriptor.kind !== 'mcp') continue;
       const exec = mcpExecution(stored.descriptor);
       if (!exec || ids.has(exec.server)) continue;
-      if (await mcp.isCallable(p.tenant, exec.server, exec.tool, stored.descriptor))
+      if (await mcp.isBound(p.tenant, exec.server, exec.tool, stored.descriptor))
         ids.add(exec.server);
     }
     const servers = (await mcp.list(p.tenant)).filter((x) => ids.has(x.id) && x.state === 'active');

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 
@@ -14,6 +15,11 @@ export interface ChildStdioOptions {
   user: { uid: number; gid: number } | null;
   /** Open descriptors the child gets from 3 on (e.g. a seccomp filter); the caller closes them. */
   extraFds: number[];
+  /**
+   * Data the child reads on the descriptors after `extraFds`, each a pipe written and closed at
+   * spawn (e.g. bubblewrap's `--args`, so nothing secret is on its command line).
+   */
+  inputs?: Buffer[];
   /** Largest single message accepted; a bigger one ends the connection. */
   maxBufferSize: number;
   /** Called once the spawn succeeded or failed (the caller closes `extraFds` then). */
@@ -48,7 +54,13 @@ export class ChildStdioTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawn(this.o.file, this.o.args, {
         env: this.o.env,
-        stdio: ['pipe', 'pipe', 'pipe', ...this.o.extraFds],
+        stdio: [
+          'pipe',
+          'pipe',
+          'pipe',
+          ...this.o.extraFds,
+          ...(this.o.inputs ?? []).map(() => 'pipe' as const),
+        ],
         ...(this.o.user ? { uid: this.o.user.uid, gid: this.o.user.gid } : {}),
       });
       this.child = child;
@@ -57,7 +69,14 @@ export class ChildStdioTransport implements Transport {
         reject(err);
         this.onerror?.(err);
       });
-      child.on('spawn', () => resolve());
+      child.on('spawn', () => {
+        (this.o.inputs ?? []).forEach((data, i) => {
+          const pipe = child.stdio[3 + this.o.extraFds.length + i] as Writable | null;
+          pipe?.on('error', (err) => this.onerror?.(err));
+          pipe?.end(data);
+        });
+        resolve();
+      });
       child.on('close', () => {
         this.child = undefined;
         this.onclose?.();

@@ -248,6 +248,21 @@ export class McpService {
   }
 
   /**
+   * Whether the agent's closure reaches this tool by the stored state alone: the server active,
+   * the tool bound to this descriptor version and listed with the approved digest. Unlike
+   * {@link isCallable} it ignores a failed reconnect: the pass-through of resources and prompts
+   * decides by it what an agent may reach, so an outage is the upstream's error, not a refusal.
+   */
+  isBound(
+    tenant: string,
+    serverId: string,
+    tool: string,
+    descriptor: { id: string; version: string },
+  ): Promise<boolean> {
+    return this.calls.isBound(tenant, serverId, tool, descriptor);
+  }
+
+  /**
    * {@link isCallable} for a descriptor of kind `mcp` (its execution names server and tool);
    * false for any other descriptor.
    */

@@ -75,7 +75,7 @@ export class UpstreamCalls {
     return { ok: true, conn, binding: again.binding };
   }
 
-  /** See `McpService.isCallable`: stored state only, and the pool's memory of failed attempts. */
+  /** See `McpService.isCallable`: {@link isBound}, and the pool's memory of failed attempts. */
   async isCallable(
     tenant: string,
     serverId: string,
@@ -83,6 +83,16 @@ export class UpstreamCalls {
     descriptor: { id: string; version: string },
   ): Promise<boolean> {
     if (this.o.pool.unreachable(serverId)) return false;
+    return this.isBound(tenant, serverId, tool, descriptor);
+  }
+
+  /** See `McpService.isBound`: stored state only. */
+  async isBound(
+    tenant: string,
+    serverId: string,
+    tool: string,
+    descriptor: { id: string; version: string },
+  ): Promise<boolean> {
     return (await checkCall(this.o.store, tenant, serverId, tool, descriptor)).ok;
   }
 

@@ -269,7 +269,7 @@ export class BwrapSandbox implements Sandbox {
     let settle!: () => void;
     this.active.set(spec.id, new Promise<void>((resolve) => (settle = resolve)));
     let released: Promise<void> | null = null;
-    const { file, args } = confinedArgs(spec, this.layout, {
+    const { file, args, options } = confinedArgs(spec, this.layout, {
       cgroup,
       bwrap: this.bwrap,
       dropPrivileges: this.dropPrivileges,
@@ -278,6 +278,7 @@ export class BwrapSandbox implements Sandbox {
     return {
       file,
       args,
+      options,
       seccompPath: this.seccompPath,
       user: joinAs,
       usage: () => ({ ...cgroup.usage(), limitHit: cgroup.limitHit() }),

@@ -1,4 +1,4 @@
-import { bareBwrapArgs } from './bwrap-args.js';
+import { bwrapOptions, sandboxCommand } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
 import type { HostUser, RunCgroup } from './cgroups.js';
 import type { SandboxSpec } from './sandbox.js';
@@ -19,14 +19,22 @@ export type ConfinedSpec = Pick<
   'id' | 'argv' | 'env' | 'workspace' | 'readOnlyMounts' | 'limits' | 'egressSocket'
 >;
 
+/** The descriptor the caller gives the seccomp filter on. */
+export const CONFINED_SECCOMP_FD = 3;
+/** The descriptor the caller gives `options` on, as a pipe (bubblewrap's `--args`). */
+export const CONFINED_OPTIONS_FD = 4;
+
 /**
  * A long-lived sandboxed process the caller spawns and talks to itself: spawn `file` with `args`
- * as `user`, with the seccomp filter as descriptor 3. `release()` kills everything left in its
- * cgroup and removes it.
+ * as `user`, with the seccomp filter as descriptor 3 and a pipe holding `options` as descriptor 4.
+ * `release()` kills everything left in its cgroup and removes it.
  */
 export interface ConfinedCommand {
   file: string;
+  /** No environment values in here: the command line of a process is readable by every user. */
   args: string[];
+  /** bubblewrap's options, NUL-separated (its `--args` format), environment values included. */
+  options: Buffer;
   seccompPath: string;
   user: HostUser | null;
   /** Peak memory and CPU time so far, and which limit (if any) the process hit. */
@@ -45,9 +53,15 @@ export function confinedArgs(
     dropPrivileges: readonly string[];
     maxFileBytes: number;
   },
-): { file: string; args: string[] } {
+): { file: string; args: string[]; options: Buffer } {
+  const options = bwrapOptions({ ...spec, files: [] }, layout, {
+    seccomp: CONFINED_SECCOMP_FD,
+    status: null,
+    firstFile: CONFINED_OPTIONS_FD + 1,
+  });
   return {
     file: '/bin/sh',
+    options: Buffer.from(options.map((o) => `${o}\0`).join('')),
     args: [
       '-c',
       JOIN_SCRIPT,
@@ -57,7 +71,10 @@ export function confinedArgs(
       '--',
       ...o.dropPrivileges,
       o.bwrap,
-      ...bareBwrapArgs(spec, layout),
+      '--args',
+      String(CONFINED_OPTIONS_FD),
+      '--',
+      ...sandboxCommand(spec),
     ],
   };
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { closeSync, existsSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isGatehouseError } from '../../src/core/index.js';
 import type { ConfinedCommand } from '../../src/sandbox/index.js';
@@ -18,10 +19,11 @@ function spawnConfined(
   const fd = openSync(c.seccompPath, 'r');
   const child = spawn(c.file, c.args, {
     env: {},
-    stdio: ['ignore', 'pipe', 'pipe', fd],
+    stdio: ['ignore', 'pipe', 'pipe', fd, 'pipe'],
     ...(c.user ? { uid: c.user.uid, gid: c.user.gid } : {}),
   });
   closeSync(fd);
+  (child.stdio[4] as Writable).end(c.options);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -63,6 +65,36 @@ describe.skipIf(fixture.unavailable !== null)(
       expect(existsSync(dir('memory', id))).toBe(false);
       expect(existsSync(dir('pids', id))).toBe(false);
       await c.release(); // safe to repeat
+    });
+
+    it('keeps environment values off every command line: bubblewrap reads its options from a pipe', async () => {
+      const c = await f.sandbox.confinedCommand({
+        id: `c${process.pid}-${++counter}`,
+        argv: ['/bin/sh', '-c', 'echo "seen $SECRET_CANARY"; sleep 0.3'],
+        env: { PATH: '/usr/bin:/bin', SECRET_CANARY: 'canary-7f3a' },
+        workspace: await f.workspace(),
+        readOnlyMounts: [],
+        limits: LIMITS,
+        egressSocket: null,
+      });
+      expect(c.args.join(' ')).not.toContain('canary-7f3a');
+      const running = spawnConfined(c);
+      let cmdlines = '';
+      for (let i = 0; i < 10; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+          try {
+            cmdlines += readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          } catch {
+            // gone
+          }
+        }
+      }
+      const out = await running;
+      expect(out.stdout).toBe('seen canary-7f3a\n');
+      expect(cmdlines).toContain('SECRET_CANARY'); // the program's own argv names it…
+      expect(cmdlines).not.toContain('canary-7f3a'); // …but no command line holds the value
+      await c.release();
     });
 
     it('holds every process it forks to the pids limit', async () => {
