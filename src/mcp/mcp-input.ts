@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { isSideEffectClass } from '../core/index.js';
 import {
   SECRET_NAME_PATTERN,
@@ -36,6 +38,14 @@ export function normalizeTransport(
         Object.values(t.env).every((v) => typeof v === 'string');
       if (!ok) throw invalid('/transport/env must map names to strings.', '/transport/env');
     }
+    [t.command, ...args].forEach((word, i) => {
+      if (isAbsolute(word) || word.startsWith('-') || !existsSync(word)) return;
+      const at = i === 0 ? '/transport/command' : `/transport/args/${i - 1}`;
+      throw invalid(
+        `${at} (${JSON.stringify(word)}) names a file relative to the gateway's working directory; give its absolute path (${resolve(word)}): a stdio server runs in a sandbox whose working directory is its own workspace.`,
+        at,
+      );
+    });
     const credentials = checkCredentials(t.credentials, 'env');
     return {
       type: 'stdio',
