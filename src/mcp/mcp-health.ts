@@ -1,6 +1,7 @@
 import type { McpServerState } from './mcp-server.js';
 import type { McpStore } from './mcp-store.js';
 import type { McpSettings } from './mcp-service-options.js';
+import { BackingOff } from './upstream-pool.js';
 import type { UpstreamPool } from './upstream-pool.js';
 import type { KeyedSerial } from './keyed-serial.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
@@ -56,8 +57,10 @@ export class McpHealth {
   }
 
   /**
-   * One probe, under the server's lock; a failure also schedules a re-probe. Never throws for an
-   * unhealthy server (see `McpService.probe`). @returns the server's state afterwards.
+   * One probe, under the server's lock; a failure also schedules a re-probe. While the pool backs
+   * off a reconnect no attempt is made, so nothing is counted and the re-probe comes when the
+   * backoff ends. Never throws for an unhealthy server (see `McpService.probe`).
+   * @returns the server's state afterwards.
    */
   probe(tenant: string, id: string): Promise<McpServerState> {
     return this.o.serial.run(id, async () => {
@@ -86,11 +89,16 @@ export class McpHealth {
           return (await this.o.lifecycle.move(now, 'active', 'system', null)).state;
         return now.state;
       } catch (err) {
+        if (err instanceof BackingOff) {
+          this.reprobeIn(tenant, id, err.retryInMs);
+          return server.state;
+        }
         await this.o.pool.drop(id);
         const n = (this.failures.get(id) ?? 0) + 1;
         this.failures.set(id, n);
         const now = await this.o.lifecycle.server(tenant, id);
-        this.reprobeSoon(tenant, id);
+        // Replaces a re-probe a loss reported during this probe set with the count before it.
+        this.reprobeIn(tenant, id, this.reprobeDelay(id));
         if (now.state === 'active' && n >= this.o.settings.failuresToDegrade) {
           const reason = `${n} health probes failed in a row; last: ${(err as Error).message}`;
           return (await this.o.lifecycle.move(now, 'degraded', 'system', reason)).state;
@@ -100,12 +108,26 @@ export class McpHealth {
     });
   }
 
-  /** Probes the server again soon (see `reprobeMs`); one pending re-probe per server. */
+  /**
+   * Probes the server again soon (see `reprobeMs`), unless a re-probe is pending already: one
+   * pending re-probe per server. Safe to repeat.
+   */
   reprobeSoon(tenant: string, id: string): void {
-    if (this.closed || this.reprobes.has(id)) return;
+    if (this.reprobes.has(id)) return;
+    this.reprobeIn(tenant, id, this.reprobeDelay(id));
+  }
+
+  /** `reprobeMs` doubled with each failed probe in a row, up to `probeIntervalMs`. */
+  private reprobeDelay(id: string): number {
     const n = Math.max(1, this.failures.get(id) ?? 0);
     const { reprobeMs, probeIntervalMs } = this.o.settings;
-    const delay = Math.min(reprobeMs * 2 ** (n - 1), probeIntervalMs);
+    return Math.min(reprobeMs * 2 ** (n - 1), probeIntervalMs);
+  }
+
+  /** Sets the server's one pending re-probe to `delay` ms from now, replacing one pending. */
+  private reprobeIn(tenant: string, id: string, delay: number): void {
+    if (this.closed) return;
+    clearTimeout(this.reprobes.get(id));
     const timer = setTimeout(() => {
       this.reprobes.delete(id);
       if (!this.closed) this.probe(tenant, id).catch(() => undefined);

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import {
   Client,
   SdkError,
   SdkErrorCode,
+  SdkHttpError,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type {
@@ -15,9 +15,11 @@ import type {
   Transport,
 } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { Redactor } from '../secrets/index.js';
 import type { BrokeredValue } from '../secrets/index.js';
 import type { McpTransport } from './mcp-server.js';
 import { ChildStdioTransport } from './child-stdio-transport.js';
+import { dieWithGateway } from './die-with-gateway.js';
 import type { ChildStdioOptions } from './child-stdio-transport.js';
 import { toolDigest, upstreamTool } from './tool-digest.js';
 import type { DiscoveredTool } from './mcp-binding.js';
@@ -28,8 +30,18 @@ export interface UpstreamConnectionOptions {
   transport: McpTransport;
   /** Called when the server says its tools, resources or prompts changed. */
   onListChanged: () => void;
-  /** Called once when the connection ends, for whatever reason (not after `close()`). */
+  /**
+   * Called once when an open connection ends other than by `close()`: the process died, the peer
+   * hung up, the HTTP server said the session is gone. Not for a connection whose handshake never
+   * completed (`open` throws then).
+   */
   onClosed: () => void;
+  /**
+   * Called when a request or stream of an open HTTP connection failed (refused, reset, an HTTP
+   * error, the server's event stream ended) and the connection stays open: the server may be gone
+   * or one request may have failed; a probe decides. Not during the handshake or after `close()`.
+   */
+  onTransportError?: (err: unknown) => void;
   /** Milliseconds the handshake may take. */
   connectTimeoutMs: number;
   /** Largest single message accepted from a stdio server; a bigger one ends the connection. */
@@ -102,7 +114,11 @@ export class UpstreamConnection {
   private ended = false;
   private closing: Promise<void> | null = null;
   private stderrTail = '';
+  /** True once the tail dropped the start of stderr (so its first line is partial). */
+  private stderrCut = false;
   private released = false;
+  /** True once the handshake completed: only then is an end a loss to report. */
+  private opened = false;
 
   private constructor(
     private readonly client: Client,
@@ -156,9 +172,15 @@ export class UpstreamConnection {
     const c = new UpstreamConnection(client, transport, o, launched);
     if (transport instanceof StdioClientTransport || transport instanceof ChildStdioTransport) {
       transport.stderr?.on('data', (chunk: Buffer) => {
-        c.stderrTail = (c.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
+        const tail = c.stderrTail + chunk.toString('utf8');
+        c.stderrCut ||= tail.length > STDERR_TAIL;
+        c.stderrTail = tail.slice(-STDERR_TAIL);
       });
     }
+    // The SDK keeps a handler set before connect() and calls it first; with no reconnection
+    // (`maxRetries: 0`) a dropped HTTP stream surfaces here, never through onclose.
+    if (transport instanceof StreamableHTTPClientTransport)
+      transport.onerror = (err) => c.transportFailed(err);
     for (const method of [
       'notifications/tools/list_changed',
       'notifications/resources/list_changed',
@@ -171,8 +193,11 @@ export class UpstreamConnection {
       await client.connect(transport, { timeout: o.connectTimeoutMs });
     } catch (err) {
       await c.close();
-      throw new Error(`MCP handshake failed: ${describe(err)}${c.stderrNote()}`, { cause: err });
+      // An HTTP error body can echo a rejected credential as well as stderr can.
+      const why = `${c.redact(describe(err))}${c.stderrNote()}`;
+      throw new Error(`MCP handshake failed: ${why}`, { cause: err });
     }
+    c.opened = true;
     return c;
   }
 
@@ -367,8 +392,33 @@ export class UpstreamConnection {
     this.ended = true;
     if (!this.closing) {
       void this.release();
-      this.o.onClosed();
+      // A server that dies during the handshake is a failed open (`open` throws), not a loss.
+      if (this.opened) this.o.onClosed();
     }
+  }
+
+  /**
+   * An error of the HTTP transport. A 404 to a message POSTed with the session id is the server
+   * saying the session is gone (the spec's signal to start a new one): the connection is closed
+   * and the loss reported, so the pool reconnects. (Not a 404 to the GET of the event stream:
+   * servers without one often answer so.) Any other failure may be one request's (a 4xx for one
+   * call) or the server's: it is reported for a probe to decide, and the connection, with the
+   * calls in flight on it, stays.
+   */
+  private transportFailed(err: unknown): void {
+    if (!this.opened || this.isClosed) return;
+    const sessionGone =
+      err instanceof SdkHttpError &&
+      err.code === SdkErrorCode.ClientHttpNotImplemented &&
+      err.status === 404 &&
+      this.transport instanceof StreamableHTTPClientTransport &&
+      this.transport.sessionId !== undefined;
+    if (!sessionGone) {
+      this.o.onTransportError?.(err);
+      return;
+    }
+    void this.close();
+    this.o.onClosed();
   }
 
   /** Ends the connection's credential leases, once. */
@@ -380,16 +430,28 @@ export class UpstreamConnection {
     this.o.fetch?.close();
   }
 
-  /** What the server said on stderr: its first line naming an error, else its last lines. */
+  /**
+   * What the server said on stderr: its first line naming an error, else its last lines, with the
+   * connection's credential values and known secret shapes redacted (servers echo a rejected
+   * token in exactly such lines, and the note reaches errors, state reasons and the audit).
+   */
   private stderrNote(): string {
-    const lines = this.stderrTail
+    // A line cut by the tail could hold the end of a secret no pattern recognizes any more.
+    let tail = this.stderrTail;
+    if (this.stderrCut) tail = tail.includes('\n') ? tail.slice(tail.indexOf('\n') + 1) : '';
+    const lines = tail
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '' && l !== '^' && l !== '}' && l !== '{');
     const telling = lines.find((l) => /\b(error|exception|fatal|cannot|denied)\b/i.test(l));
     const shown = telling ? [telling] : lines.slice(-3);
-    const text = shown.join(' | ');
+    const text = this.redact(shown.join(' | '));
     return text ? ` (stderr: ${text.slice(0, 500)})` : '';
+  }
+
+  /** The text without this connection's credential values and known secret shapes. */
+  private redact(text: string): string {
+    return new Redactor(this.secrets).redactText(text).text;
   }
 }
 
@@ -430,16 +492,4 @@ export function processAlive(pid: number): boolean {
 async function waitForExit(pid: number, maxMs: number): Promise<void> {
   const until = Date.now() + maxMs;
   while (processAlive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-}
-
-const SETPRIV = '/usr/bin/setpriv';
-
-/**
- * A stdio server started outside the sandbox, behind `setpriv --pdeathsig KILL` where util-linux
- * has it: the kernel kills the server when Gatehouse dies, even one that ignores the end of its
- * stdin (setpriv execs the server, so the pid stays the server's).
- */
-function dieWithGateway(command: string, args: string[]): { command: string; args: string[] } {
-  if (!existsSync(SETPRIV)) return { command, args };
-  return { command: SETPRIV, args: ['--pdeathsig', 'KILL', '--', command, ...args] };
 }

@@ -12,7 +12,12 @@ export interface UpstreamPoolOptions {
   maxBackoffMs: number;
   /** Called when a server says its lists changed. */
   onListChanged: (server: McpServerRecord) => void;
-  /** Called when a connection ends that the pool did not close (the process died, the peer hung up). */
+  /**
+   * Called when the server may be gone, so it should be probed soon: a connection ended that the
+   * pool did not close (the process died, the peer hung up, the HTTP session is gone), or a
+   * request or stream of an HTTP connection failed. Never for a connection whose handshake did
+   * not complete (that is a failed attempt `get` throws).
+   */
   onLost?: (server: McpServerRecord) => void;
   now: () => number;
   /**
@@ -27,6 +32,20 @@ export interface UpstreamPoolOptions {
    * @throws Error saying why egress is refused; no credentials are issued and nothing is sent then.
    */
   connectHttp?: (url: URL) => Promise<UpstreamFetch>;
+}
+
+/**
+ * Thrown by {@link UpstreamPool.get} while a reconnect waits out its backoff: no attempt was made,
+ * so it says nothing new about the server. `retryInMs` is when the next attempt may be made.
+ */
+export class BackingOff extends Error {
+  constructor(
+    readonly attempts: number,
+    readonly retryInMs: number,
+  ) {
+    super(`reconnecting after ${attempts} failed attempts; next try in ${retryInMs} ms`);
+    this.name = 'BackingOff';
+  }
 }
 
 interface Entry {
@@ -57,7 +76,8 @@ export class UpstreamPool {
 
   /**
    * The server's connection, opening it when there is none.
-   * @throws Error when it cannot be opened, or a reconnect is still backing off.
+   * @throws BackingOff while a reconnect is backing off (no attempt is made then); Error when the
+   *   connection cannot be opened (an attempt that failed: the backoff grows).
    */
   async get(server: McpServerRecord): Promise<PooledConnection> {
     if (this.closed) throw new Error('the gateway is shutting down');
@@ -68,9 +88,8 @@ export class UpstreamPool {
     }
     if (e.conn && !e.conn.isClosed) return { conn: e.conn, fresh: false };
     if (e.opening) return { conn: await e.opening, fresh: false };
-    const wait = e.nextAttemptAt - this.o.now();
-    if (wait > 0)
-      throw new Error(`reconnecting after ${e.attempts} failed attempts; next try in ${wait} ms`);
+    const wait = Math.ceil(e.nextAttemptAt - this.o.now());
+    if (wait > 0) throw new BackingOff(e.attempts, wait);
     const entry = e;
     entry.opening = this.open(server, entry);
     try {
@@ -110,6 +129,7 @@ export class UpstreamPool {
       throw err;
     }
     const launch = this.o.launch?.(server);
+    const current = () => !this.closed && this.entries.get(server.id) === entry;
     return UpstreamConnection.open({
       transport: server.transport,
       connectTimeoutMs: this.o.connectTimeoutMs,
@@ -117,7 +137,10 @@ export class UpstreamPool {
       onListChanged: () => this.o.onListChanged(server),
       onClosed: () => {
         if (entry.conn?.isClosed) entry.conn = null;
-        if (!this.closed && this.entries.get(server.id) === entry) this.o.onLost?.(server);
+        if (current()) this.o.onLost?.(server);
+      },
+      onTransportError: () => {
+        if (current()) this.o.onLost?.(server);
       },
       ...(credentials ? { credentials } : {}),
       ...(launch ? { launch } : {}),

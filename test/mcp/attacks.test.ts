@@ -134,6 +134,8 @@ describe('misbehaving upstreams', () => {
     await until(async () => !(await h!.mcp.isCallable(TENANT, id, 'ping', ref)));
     // Unlisted as soon as a reconnect failed, before the server is degraded.
     expect((await h.mcp.get(TENANT, id)).server.state).toBe('active');
+    // Still bound by the stored state: its resources and prompts answer an outage, not a refusal.
+    expect(await h.mcp.isBound(TENANT, id, 'ping', ref)).toBe(true);
     await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded');
     expect(await h.call(descriptors.ping!, {})).toMatchObject({ status: 'failed' });
     h.rewrite(up.file, { tools: [tool('ping', 'echo')] });
@@ -152,6 +154,75 @@ describe('misbehaving upstreams', () => {
     );
     expect(err?.message).toMatch(/\(stderr: Error: the fixture refuses to start\)/);
     expect((await h.mcp.get(TENANT, s.id)).server.state).toBe('registered');
+  });
+
+  it('a probe while a reconnect backs off counts no failure; the re-probe comes when the backoff ends', async () => {
+    h = await McpHarness.open({ failuresToDegrade: 2, baseBackoffMs: 400, maxBackoffMs: 400 });
+    const up = h.upstream({ tools: [tool('ping', 'echo')] });
+    const { id } = await h.ready('backing-off', up.transport, []);
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    h.rewrite(up.file, { tools: [tool('ping', 'echo')], refuseStart: true });
+    process.kill((await h.mcp.connectionPid(TENANT, id))!, 'SIGKILL');
+    await until(async () => (await h!.mcp.connectionPid(TENANT, id)) === null);
+    // One real attempt fails; the next probe lands inside the 400 ms backoff and makes none.
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    // No probe was asked for: the one scheduled for the end of the backoff makes attempt two.
+    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded');
+    const { stateReason } = (await h.mcp.get(TENANT, id)).server;
+    expect(stateReason).toMatch(/^2 health probes failed in a row; last: MCP handshake failed/);
+    expect(stateReason).not.toMatch(/reconnecting after/);
+  });
+
+  it('the stderr line of an upstream that cannot start is redacted: token shapes and its credentials', async () => {
+    const token = `ghp_${'a1B2c3D4e5'.repeat(3)}f6G7h8`;
+    const issued = 'upstream-key-7f3a9c21e5';
+    h = await McpHarness.open({
+      failuresToDegrade: 1,
+      issueCredentials: () =>
+        Promise.resolve({
+          env: { UPSTREAM_KEY: issued },
+          headers: [],
+          values: [{ name: 'upstream-key', value: issued }],
+          release: () => Promise.resolve(),
+        }),
+    });
+    const withKey = (up: ReturnType<McpHarness['upstream']>) => ({
+      ...up.transport,
+      credentials: [{ ref: 'upstream-key', scope: 'mcp', inject: { env: 'UPSTREAM_KEY' } }],
+    });
+    const broken = h.upstream({
+      tools: [],
+      refuseStart: true,
+      stderr: `Error: token ${token} denied`,
+    });
+    const s = await h.mcp.register(TENANT, ACTOR, {
+      name: 'leaky',
+      transport: withKey(broken),
+    });
+    const err = await h.mcp.verify(TENANT, s.id, ACTOR).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toMatch(/\(stderr: Error: token \[REDACTED:github-token\] denied\)/);
+    expect(err?.message).not.toContain(token.slice(4));
+
+    // The issued value, in the state reason a failed probe writes (it reaches events and audit).
+    const up = h.upstream({ tools: [tool('ping', 'echo')] });
+    const { id } = await h.ready('leaky-later', withKey(up), []);
+    expect(await h.mcp.probe(TENANT, id)).toBe('active');
+    h.rewrite(up.file, {
+      tools: [],
+      refuseStart: true,
+      stderr: `Error: key ${issued} was rejected`,
+    });
+    process.kill((await h.mcp.connectionPid(TENANT, id))!, 'SIGKILL');
+    await until(async () => (await h!.mcp.connectionPid(TENANT, id)) === null);
+    expect(await h.mcp.probe(TENANT, id)).toBe('degraded');
+    const { stateReason } = (await h.mcp.get(TENANT, id)).server;
+    expect(stateReason).toMatch(/\(stderr: Error: key \[REDACTED:[^\]]+\] was rejected\)/);
+    expect(JSON.stringify(await h.events())).not.toContain(issued);
+    expect(JSON.stringify(await h.audit())).not.toContain(issued);
   });
 
   it('no process outlives close(), even one that ignores EOF', async () => {

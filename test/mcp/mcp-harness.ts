@@ -40,6 +40,8 @@ export interface FixtureTool {
 export interface FixtureConfig {
   tools: FixtureTool[];
   refuseStart?: boolean;
+  /** The error line a `refuseStart` upstream writes to stderr. */
+  stderr?: string;
   ignoreEof?: boolean;
   silent?: boolean;
   callLog?: string;
