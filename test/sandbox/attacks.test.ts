@@ -24,6 +24,7 @@ describe.skipIf(fixture.unavailable !== null)(
 
     describe('the filesystem', () => {
       it('refuses writes outside /workspace; /tmp is private and starts empty', async () => {
+        const mark = `gatehouse-mine-${process.pid}-${Date.now()}`;
         const { stdout } = await sh(
           f,
           [
@@ -31,7 +32,7 @@ describe.skipIf(fixture.unavailable !== null)(
             '  (echo pwned > $p) 2>/dev/null && echo "wrote $p" || echo "refused $p"',
             'done',
             'echo "tmp:$(ls -A /tmp)"',
-            'echo mine > /tmp/mine && echo tmp-writable',
+            `echo mine > /tmp/${mark} && echo tmp-writable`,
           ].join('\n'),
         );
         expect(stdout).toBe(
@@ -44,7 +45,8 @@ describe.skipIf(fixture.unavailable !== null)(
         );
         // Another run does not see the first one's /tmp.
         expect((await sh(f, 'ls -A /tmp')).stdout).toBe('');
-        expect(existsSync('/tmp/mine')).toBe(false);
+        // Nor does the host (a name of this run's, so no host file can be mistaken for it).
+        expect(existsSync(`/tmp/${mark}`)).toBe(false);
       });
 
       it("cannot read the gateway's data, or another run's workspace", async () => {
