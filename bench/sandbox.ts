@@ -1,6 +1,7 @@
 /** Sandboxed calls: demo/sh running `true` through the gateway, beside a bare bwrap with the same flags. */
 import { spawn } from 'node:child_process';
 import { chownSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
 import { ensureDemoRepository } from '../src/app/demo-repository.js';
@@ -17,7 +18,13 @@ export async function sandboxBench(
   dataDir: string,
   inFlight: number,
 ): Promise<
-  | { governed: Timing; governedConcurrent: Timing; bare: Timing; bareConcurrent: Timing }
+  | {
+      governed: Timing;
+      governedConcurrent: Timing;
+      bare: Timing;
+      bareConcurrent: Timing;
+      bareEgress: Timing;
+    }
   | { skipped: string }
 > {
   const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
@@ -61,7 +68,7 @@ export async function sandboxBench(
       const workspace = join(config.sandbox.root, 'bare-workspace');
       mkdirSync(workspace, { recursive: true, mode: 0o700 });
       chownSync(workspace, 65534, 65534);
-      const command = sandbox.bareCommand({
+      const spec = {
         id: 'bench',
         argv: ['true'],
         env: { PATH: '/usr/bin:/bin' },
@@ -72,11 +79,25 @@ export async function sandboxBench(
         onStdout: () => undefined,
         onStderr: () => undefined,
         signal: new AbortController().signal,
-      });
+      };
+      const command = sandbox.bareCommand(spec);
       await timeSequential(WARMUP, () => runBare(command));
       const bare = await timeSequential(CALLS, () => runBare(command));
       const bareConcurrent = await timeConcurrent(CALLS, inFlight, () => runBare(command));
-      return { governed, governedConcurrent, bare, bareConcurrent };
+      // The same with the in-sandbox egress forwarder (socat, and the wait until it listens) that
+      // every call of a tool with egress starts; a socket that accepts nothing stands in for the proxy.
+      const socket = join(config.sandbox.root, 'bare-egress.sock');
+      const listener = createServer();
+      await new Promise<void>((ok) => listener.listen(socket, ok));
+      chownSync(socket, 65534, 65534);
+      try {
+        const withEgress = sandbox.bareCommand({ ...spec, egressSocket: socket });
+        await timeSequential(WARMUP, () => runBare(withEgress));
+        const bareEgress = await timeSequential(CALLS, () => runBare(withEgress));
+        return { governed, governedConcurrent, bare, bareConcurrent, bareEgress };
+      } finally {
+        await new Promise<void>((ok) => listener.close(() => ok()));
+      }
     } finally {
       await sandbox.close();
       rmSync(join(config.sandbox.root, 'bare-workspace'), { recursive: true, force: true });
