@@ -1,7 +1,7 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { McpServerRecord } from './mcp-server.js';
 import type { McpServiceOptions, McpSettings } from './mcp-service-options.js';
-import type { ConnectionCredentials } from './upstream-connection.js';
+import type { ConnectionCredentials } from './upstream-connection-options.js';
 import { UpstreamPool } from './upstream-pool.js';
 import type { UpstreamPoolOptions } from './upstream-pool.js';
 

@@ -16,14 +16,15 @@ export type { BindResult, ReapproveResult } from './tool-bindings.js';
 export type { CallReadiness } from './upstream-calls.js';
 export { McpExecutor } from './mcp-executor.js';
 export type { McpExecutorOptions } from './mcp-executor.js';
-export { UpstreamConnection, processAlive } from './upstream-connection.js';
+export { UpstreamConnection } from './upstream-connection.js';
+export type { UpstreamCallOutcome } from './call-outcome.js';
+export type { DiscoveredLists } from './upstream-discovery.js';
 export type {
-  UpstreamCallOutcome,
-  DiscoveredLists,
   ConnectionCredentials,
   LaunchedStdio,
   StdioLauncher,
-} from './upstream-connection.js';
+} from './upstream-connection-options.js';
+export { processAlive } from './process-exit.js';
 export { UpstreamEgress } from './upstream-egress.js';
 export type { UpstreamEgressOptions } from './upstream-egress.js';
 export { pinnedFetch } from './upstream-fetch.js';

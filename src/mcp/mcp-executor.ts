@@ -3,7 +3,7 @@ import type { ToolDescriptor } from '../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { mcpExecution } from './mcp-descriptor.js';
 import type { McpService } from './mcp-service.js';
-import type { UpstreamCallOutcome } from './upstream-connection.js';
+import type { UpstreamCallOutcome } from './call-outcome.js';
 
 /** Options of the {@link McpExecutor}. */
 export interface McpExecutorOptions {

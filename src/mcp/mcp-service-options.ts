@@ -2,7 +2,7 @@ import type { Clock, IdGenerator } from '../core/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 import type { McpStore } from './mcp-store.js';
 import { defaultCheckUrl } from './server-identity.js';
-import type { ConnectionCredentials, StdioLauncher } from './upstream-connection.js';
+import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
 import type { UpstreamFetch } from './upstream-fetch.js';
 
 /** Collaborators and settings of the {@link McpService}. */

@@ -1,12 +1,10 @@
 import {
   Client,
-  SdkError,
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type {
-  CallToolResult,
   GetPromptResult,
   ListPromptsResult,
   ListResourceTemplatesResult,
@@ -14,96 +12,17 @@ import type {
   ReadResourceResult,
   Transport,
 } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Redactor } from '../secrets/index.js';
 import type { BrokeredValue } from '../secrets/index.js';
-import type { McpTransport } from './mcp-server.js';
-import { ChildStdioTransport } from './child-stdio-transport.js';
-import { dieWithGateway } from './die-with-gateway.js';
-import type { ChildStdioOptions } from './child-stdio-transport.js';
-import { toolDigest, upstreamTool } from './tool-digest.js';
 import type { DiscoveredTool } from './mcp-binding.js';
-import type { UpstreamFetch } from './upstream-fetch.js';
-
-/** Options of {@link UpstreamConnection.open}. */
-export interface UpstreamConnectionOptions {
-  transport: McpTransport;
-  /** Called when the server says its tools, resources or prompts changed. */
-  onListChanged: () => void;
-  /**
-   * Called once when an open connection ends other than by `close()`: the process died, the peer
-   * hung up, the HTTP server said the session is gone. Not for a connection whose handshake never
-   * completed (`open` throws then).
-   */
-  onClosed: () => void;
-  /**
-   * Called when a request or stream of an open HTTP connection failed (refused, reset, an HTTP
-   * error, the server's event stream ended) and the connection stays open: the server may be gone
-   * or one request may have failed; a probe decides. Not during the handshake or after `close()`.
-   */
-  onTransportError?: (err: unknown) => void;
-  /** Milliseconds the handshake may take. */
-  connectTimeoutMs: number;
-  /** Largest single message accepted from a stdio server; a bigger one ends the connection. */
-  maxMessageBytes: number;
-  /** Credentials issued for this connection (hold values: never log or store them). */
-  credentials?: ConnectionCredentials;
-  /**
-   * Prepares a stdio server's process elsewhere (a sandbox lease): given the command and its whole
-   * environment, the spawn to make and what to release when the process is gone. Null: spawn it
-   * directly, as the gateway's user.
-   */
-  launch?: StdioLauncher;
-  /**
-   * The fetch an HTTP server's requests go through (one the egress check pinned to the addresses
-   * it authorized); the connection owns it and closes it when it ends. Absent: the global fetch.
-   */
-  fetch?: UpstreamFetch;
-}
-
-/** A prepared spawn of a stdio server, and how to give back what it holds. */
-export interface LaunchedStdio {
-  spawn: Omit<ChildStdioOptions, 'maxBufferSize'>;
-  /** Called once when the process is gone (release the lease, remove the workspace). */
-  release: () => Promise<void>;
-}
-
-/** Prepares the spawn of a stdio server; null when it runs directly. */
-export type StdioLauncher = (
-  transport: Extract<McpTransport, { type: 'stdio' }>,
-  env: Record<string, string>,
-) => Promise<LaunchedStdio | null>;
-
-/** What the broker issued for one connection, and how to end those leases. */
-export interface ConnectionCredentials {
-  /** Environment variables added to a stdio server's process. */
-  env: Record<string, string>;
-  /** Headers added to an HTTP server's requests; `host` absent means every request. */
-  headers: { host?: string; name: string; value: string }[];
-  /** Every issued value, for the sanitizer of calls through this connection. */
-  values: BrokeredValue[];
-  /** Ends the leases; called once when the connection is over, however it ended. */
-  release: () => Promise<void>;
-}
-
-/** What a call to an upstream tool came to. */
-export type UpstreamCallOutcome =
-  | { kind: 'result'; result: CallToolResult }
-  /** Nothing was sent: the upstream cannot have acted. */
-  | { kind: 'not-sent'; code: string; message: string }
-  /** The request was sent and no answer came (timeout, abort, connection lost). */
-  | { kind: 'no-answer'; code: string; message: string }
-  /** The upstream answered with a protocol error: it refused the request. */
-  | { kind: 'refused'; code: string; message: string };
-
-/** What discovery lists: tools with digests, resources and prompts. */
-export interface DiscoveredLists {
-  tools: DiscoveredTool[];
-  resources: { uri: string; name: string }[];
-  prompts: { name: string; description?: string }[];
-}
-
-const STDERR_TAIL = 4096;
+import { describeError, failedCallOutcome, unsendable } from './call-outcome.js';
+import type { UpstreamCallOutcome } from './call-outcome.js';
+import { escalateExit } from './process-exit.js';
+import { StderrTail } from './stderr-tail.js';
+import type { LaunchedStdio, UpstreamConnectionOptions } from './upstream-connection-options.js';
+import { discoverLists, listDiscoveredTools } from './upstream-discovery.js';
+import type { DiscoveredLists } from './upstream-discovery.js';
+import { createTransport, isStdio } from './upstream-transport.js';
 
 /**
  * One MCP client session with an upstream server, over stdio (a child process on pipes, so it gets
@@ -113,9 +32,7 @@ const STDERR_TAIL = 4096;
 export class UpstreamConnection {
   private ended = false;
   private closing: Promise<void> | null = null;
-  private stderrTail = '';
-  /** True once the tail dropped the start of stderr (so its first line is partial). */
-  private stderrCut = false;
+  private readonly stderr = new StderrTail();
   private released = false;
   /** True once the handshake completed: only then is an end a loss to report. */
   private opened = false;
@@ -138,45 +55,10 @@ export class UpstreamConnection {
    *   left running then.
    */
   static async open(o: UpstreamConnectionOptions): Promise<UpstreamConnection> {
-    const issued = o.credentials;
-    const env = { ...(o.transport.type === 'stdio' ? o.transport.env : {}), ...issued?.env };
-    let launched: LaunchedStdio | null = null;
-    if (o.transport.type === 'stdio' && o.launch) {
-      try {
-        launched = await o.launch(o.transport, env);
-      } catch (err) {
-        await issued?.release().catch(() => undefined);
-        throw err;
-      }
-    }
-    const transport = launched
-      ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: o.maxMessageBytes })
-      : o.transport.type === 'stdio'
-        ? new StdioClientTransport({
-            ...dieWithGateway(o.transport.command, o.transport.args),
-            ...(Object.keys(env).length > 0 ? { env } : {}),
-            stderr: 'pipe',
-            maxBufferSize: o.maxMessageBytes,
-          })
-        : new StreamableHTTPClientTransport(new URL(o.transport.url), {
-            requestInit: { headers: headersFor(new URL(o.transport.url), issued?.headers ?? []) },
-            ...(o.fetch ? { fetch: o.fetch.fetch } : {}),
-            reconnectionOptions: {
-              maxReconnectionDelay: 1000,
-              initialReconnectionDelay: 100,
-              reconnectionDelayGrowFactor: 2,
-              maxRetries: 0,
-            },
-          });
+    const { transport, launched } = await createTransport(o);
     const client = new Client({ name: 'gatehouse', version: '0.1.0' }, { capabilities: {} });
     const c = new UpstreamConnection(client, transport, o, launched);
-    if (transport instanceof StdioClientTransport || transport instanceof ChildStdioTransport) {
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        const tail = c.stderrTail + chunk.toString('utf8');
-        c.stderrCut ||= tail.length > STDERR_TAIL;
-        c.stderrTail = tail.slice(-STDERR_TAIL);
-      });
-    }
+    if (isStdio(transport)) transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
     // The SDK keeps a handler set before connect() and calls it first; with no reconnection
     // (`maxRetries: 0`) a dropped HTTP stream surfaces here, never through onclose.
     if (transport instanceof StreamableHTTPClientTransport)
@@ -194,7 +76,7 @@ export class UpstreamConnection {
     } catch (err) {
       await c.close();
       // An HTTP error body can echo a rejected credential as well as stderr can.
-      const why = `${c.redact(describe(err))}${c.stderrNote()}`;
+      const why = `${c.redact(describeError(err))}${c.stderrNote()}`;
       throw new Error(`MCP handshake failed: ${why}`, { cause: err });
     }
     c.opened = true;
@@ -208,10 +90,7 @@ export class UpstreamConnection {
 
   /** The stdio server's process id, or null (HTTP, or not running). */
   get pid(): number | null {
-    return this.transport instanceof StdioClientTransport ||
-      this.transport instanceof ChildStdioTransport
-      ? this.transport.pid
-      : null;
+    return isStdio(this.transport) ? this.transport.pid : null;
   }
 
   /** True once the session has ended. */
@@ -230,40 +109,13 @@ export class UpstreamConnection {
   }
 
   /** The server's tools with their digests, fetched fresh. @throws Error on failure. */
-  async listTools(timeoutMs: number): Promise<DiscoveredTool[]> {
-    const { tools } = await this.client.listTools(undefined, {
-      timeout: timeoutMs,
-      cacheMode: 'refresh',
-    });
-    return tools.map((t) => {
-      const tool = upstreamTool(t);
-      return { tool, digest: toolDigest(tool) };
-    });
+  listTools(timeoutMs: number): Promise<DiscoveredTool[]> {
+    return listDiscoveredTools(this.client, timeoutMs);
   }
 
   /** Tools, resources (and templates) and prompts. @throws Error on failure. */
-  async discover(timeoutMs: number): Promise<DiscoveredLists> {
-    const tools = await this.listTools(timeoutMs);
-    const caps = this.client.getServerCapabilities() ?? {};
-    const resources: DiscoveredLists['resources'] = [];
-    if (caps.resources) {
-      const r = await this.client.listResources(undefined, { timeout: timeoutMs });
-      resources.push(...r.resources.map((x) => ({ uri: x.uri, name: x.name })));
-      const t = await this.client.listResourceTemplates(undefined, { timeout: timeoutMs });
-      resources.push(...t.resourceTemplates.map((x) => ({ uri: x.uriTemplate, name: x.name })));
-    }
-    const prompts: DiscoveredLists['prompts'] = [];
-    if (caps.prompts) {
-      const p = await this.client.listPrompts(undefined, { timeout: timeoutMs });
-      prompts.push(
-        ...p.prompts.map((x) =>
-          x.description === undefined
-            ? { name: x.name }
-            : { name: x.name, description: x.description },
-        ),
-      );
-    }
-    return { tools, resources, prompts };
+  discover(timeoutMs: number): Promise<DiscoveredLists> {
+    return discoverLists(this.client, timeoutMs);
   }
 
   /** The server's resources (every page); empty when it has no resources capability. */
@@ -313,14 +165,8 @@ export class UpstreamConnection {
     args: Record<string, unknown>,
     o: { timeoutMs: number; signal: AbortSignal },
   ): Promise<UpstreamCallOutcome> {
-    if (o.signal.aborted)
-      return {
-        kind: 'not-sent',
-        code: 'ABORTED',
-        message: 'the call was aborted before it was sent',
-      };
-    if (this.isClosed)
-      return { kind: 'not-sent', code: 'NOT_CONNECTED', message: 'the upstream is not connected' };
+    const unsent = unsendable(o.signal, this.isClosed);
+    if (unsent) return unsent;
     try {
       const result = await this.client.callTool(
         { name, arguments: args },
@@ -328,38 +174,12 @@ export class UpstreamConnection {
       );
       return { kind: 'result', result };
     } catch (err) {
-      if (err instanceof SdkError) {
-        switch (err.code) {
-          case SdkErrorCode.NotConnected:
-          case SdkErrorCode.SendFailed:
-            return { kind: 'not-sent', code: 'NOT_CONNECTED', message: err.message };
-          case SdkErrorCode.RequestTimeout:
-            return {
-              kind: 'no-answer',
-              code: 'TIMEOUT',
-              message: `the upstream did not answer within ${o.timeoutMs} ms`,
-            };
-          case SdkErrorCode.ConnectionClosed:
-            return {
-              kind: 'no-answer',
-              code: 'CONNECTION_LOST',
-              message: `the connection to the upstream was lost during the call${this.stderrNote()}`,
-            };
-          default:
-            return { kind: 'no-answer', code: 'UPSTREAM_ERROR', message: err.message };
-        }
-      }
-      if (o.signal.aborted)
-        return {
-          kind: 'no-answer',
-          code: 'ABORTED',
-          message: 'the call was aborted after it was sent',
-        };
-      if (isProtocolError(err))
-        return { kind: 'refused', code: 'UPSTREAM_REFUSED', message: describe(err) };
-      if (this.isClosed)
-        return { kind: 'no-answer', code: 'CONNECTION_LOST', message: describe(err) };
-      return { kind: 'no-answer', code: 'UPSTREAM_ERROR', message: describe(err) };
+      return failedCallOutcome(err, {
+        timeoutMs: o.timeoutMs,
+        signal: o.signal,
+        isClosed: () => this.isClosed,
+        stderrNote: () => this.stderrNote(),
+      });
     }
   }
 
@@ -377,12 +197,7 @@ export class UpstreamConnection {
       await this.release();
       return;
     }
-    const exited = waitForExit(pid, 5000);
-    const term = setTimeout(() => signal(pid, 'SIGTERM'), 250);
-    const kill = setTimeout(() => signal(pid, 'SIGKILL'), 1500);
-    await exited;
-    clearTimeout(term);
-    clearTimeout(kill);
+    await escalateExit(pid);
     await Promise.race([graceful, new Promise((r) => setTimeout(r, 100))]);
     await this.release();
   }
@@ -430,66 +245,13 @@ export class UpstreamConnection {
     this.o.fetch?.close();
   }
 
-  /**
-   * What the server said on stderr: its first line naming an error, else its last lines, with the
-   * connection's credential values and known secret shapes redacted (servers echo a rejected
-   * token in exactly such lines, and the note reaches errors, state reasons and the audit).
-   */
+  /** The stdio server's stderr note, without this connection's credentials (see `StderrTail`). */
   private stderrNote(): string {
-    // A line cut by the tail could hold the end of a secret no pattern recognizes any more.
-    let tail = this.stderrTail;
-    if (this.stderrCut) tail = tail.includes('\n') ? tail.slice(tail.indexOf('\n') + 1) : '';
-    const lines = tail
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l !== '' && l !== '^' && l !== '}' && l !== '{');
-    const telling = lines.find((l) => /\b(error|exception|fatal|cannot|denied)\b/i.test(l));
-    const shown = telling ? [telling] : lines.slice(-3);
-    const text = this.redact(shown.join(' | '));
-    return text ? ` (stderr: ${text.slice(0, 500)})` : '';
+    return this.stderr.note((text) => this.redact(text));
   }
 
   /** The text without this connection's credential values and known secret shapes. */
   private redact(text: string): string {
     return new Redactor(this.secrets).redactText(text).text;
   }
-}
-
-/** The issued headers meant for `url`'s host (a header without a host goes to every request). */
-function headersFor(url: URL, headers: ConnectionCredentials['headers']): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const h of headers)
-    if (h.host === undefined || h.host === url.hostname) out[h.name] = h.value;
-  return out;
-}
-
-function isProtocolError(err: unknown): boolean {
-  return typeof (err as { code?: unknown } | null)?.code === 'number';
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-/** True while a process with this id exists. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function waitForExit(pid: number, maxMs: number): Promise<void> {
-  const until = Date.now() + maxMs;
-  while (processAlive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
 }

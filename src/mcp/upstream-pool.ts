@@ -1,6 +1,6 @@
 import type { McpServerRecord } from './mcp-server.js';
 import { UpstreamConnection } from './upstream-connection.js';
-import type { ConnectionCredentials, StdioLauncher } from './upstream-connection.js';
+import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
 import type { UpstreamFetch } from './upstream-fetch.js';
 
 /** Options of the {@link UpstreamPool}. */

@@ -1,0 +1,65 @@
+import type { BrokeredValue } from '../secrets/index.js';
+import type { McpTransport } from './mcp-server.js';
+import type { ChildStdioOptions } from './child-stdio-transport.js';
+import type { UpstreamFetch } from './upstream-fetch.js';
+
+/** Options of {@link UpstreamConnection.open}. */
+export interface UpstreamConnectionOptions {
+  transport: McpTransport;
+  /** Called when the server says its tools, resources or prompts changed. */
+  onListChanged: () => void;
+  /**
+   * Called once when an open connection ends other than by `close()`: the process died, the peer
+   * hung up, the HTTP server said the session is gone. Not for a connection whose handshake never
+   * completed (`open` throws then).
+   */
+  onClosed: () => void;
+  /**
+   * Called when a request or stream of an open HTTP connection failed (refused, reset, an HTTP
+   * error, the server's event stream ended) and the connection stays open: the server may be gone
+   * or one request may have failed; a probe decides. Not during the handshake or after `close()`.
+   */
+  onTransportError?: (err: unknown) => void;
+  /** Milliseconds the handshake may take. */
+  connectTimeoutMs: number;
+  /** Largest single message accepted from a stdio server; a bigger one ends the connection. */
+  maxMessageBytes: number;
+  /** Credentials issued for this connection (hold values: never log or store them). */
+  credentials?: ConnectionCredentials;
+  /**
+   * Prepares a stdio server's process elsewhere (a sandbox lease): given the command and its whole
+   * environment, the spawn to make and what to release when the process is gone. Null: spawn it
+   * directly, as the gateway's user.
+   */
+  launch?: StdioLauncher;
+  /**
+   * The fetch an HTTP server's requests go through (one the egress check pinned to the addresses
+   * it authorized); the connection owns it and closes it when it ends. Absent: the global fetch.
+   */
+  fetch?: UpstreamFetch;
+}
+
+/** A prepared spawn of a stdio server, and how to give back what it holds. */
+export interface LaunchedStdio {
+  spawn: Omit<ChildStdioOptions, 'maxBufferSize'>;
+  /** Called once when the process is gone (release the lease, remove the workspace). */
+  release: () => Promise<void>;
+}
+
+/** Prepares the spawn of a stdio server; null when it runs directly. */
+export type StdioLauncher = (
+  transport: Extract<McpTransport, { type: 'stdio' }>,
+  env: Record<string, string>,
+) => Promise<LaunchedStdio | null>;
+
+/** What the broker issued for one connection, and how to end those leases. */
+export interface ConnectionCredentials {
+  /** Environment variables added to a stdio server's process. */
+  env: Record<string, string>;
+  /** Headers added to an HTTP server's requests; `host` absent means every request. */
+  headers: { host?: string; name: string; value: string }[];
+  /** Every issued value, for the sanitizer of calls through this connection. */
+  values: BrokeredValue[];
+  /** Ends the leases; called once when the connection is over, however it ended. */
+  release: () => Promise<void>;
+}

@@ -1,0 +1,72 @@
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { ChildStdioTransport } from './child-stdio-transport.js';
+import { dieWithGateway } from './die-with-gateway.js';
+import type {
+  ConnectionCredentials,
+  LaunchedStdio,
+  UpstreamConnectionOptions,
+} from './upstream-connection-options.js';
+
+/** The transport of one connection, and the prepared (sandboxed) spawn it runs, if any. */
+export interface UpstreamTransport {
+  transport: Transport;
+  launched: LaunchedStdio | null;
+}
+
+/**
+ * Builds the transport to `o.transport`'s server, not yet started: a stdio process with the issued
+ * environment, spawned as `o.launch` prepares it or else directly (dying with the gateway), or
+ * Streamable HTTP with the issued headers for the server's host, through `o.fetch`, without
+ * reconnection.
+ * @throws what `o.launch` throws; the connection's credentials are released first.
+ */
+export async function createTransport(o: UpstreamConnectionOptions): Promise<UpstreamTransport> {
+  const issued = o.credentials;
+  const env = { ...(o.transport.type === 'stdio' ? o.transport.env : {}), ...issued?.env };
+  let launched: LaunchedStdio | null = null;
+  if (o.transport.type === 'stdio' && o.launch) {
+    try {
+      launched = await o.launch(o.transport, env);
+    } catch (err) {
+      await issued?.release().catch(() => undefined);
+      throw err;
+    }
+  }
+  const transport = launched
+    ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: o.maxMessageBytes })
+    : o.transport.type === 'stdio'
+      ? new StdioClientTransport({
+          ...dieWithGateway(o.transport.command, o.transport.args),
+          ...(Object.keys(env).length > 0 ? { env } : {}),
+          stderr: 'pipe',
+          maxBufferSize: o.maxMessageBytes,
+        })
+      : new StreamableHTTPClientTransport(new URL(o.transport.url), {
+          requestInit: { headers: headersFor(new URL(o.transport.url), issued?.headers ?? []) },
+          ...(o.fetch ? { fetch: o.fetch.fetch } : {}),
+          reconnectionOptions: {
+            maxReconnectionDelay: 1000,
+            initialReconnectionDelay: 100,
+            reconnectionDelayGrowFactor: 2,
+            maxRetries: 0,
+          },
+        });
+  return { transport, launched };
+}
+
+/** True when the transport runs a stdio server's process (so it has a pid and stderr). */
+export function isStdio(
+  transport: Transport,
+): transport is StdioClientTransport | ChildStdioTransport {
+  return transport instanceof StdioClientTransport || transport instanceof ChildStdioTransport;
+}
+
+/** The issued headers meant for `url`'s host (a header without a host goes to every request). */
+function headersFor(url: URL, headers: ConnectionCredentials['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of headers)
+    if (h.host === undefined || h.host === url.hostname) out[h.name] = h.value;
+  return out;
+}
