@@ -14,12 +14,14 @@ export const MetaKey = {
   status: 'gatehouse/status',
   provenance: 'gatehouse/provenance',
   error: 'gatehouse/error',
+  truncated: 'gatehouse/truncated',
 } as const;
 export type MetaKey = (typeof MetaKey)[keyof typeof MetaKey];
 
 /**
- * An invocation record as a `tools/call` result. Governance outcomes are results, not protocol
- * errors: waiting for approval is a normal result that says how to proceed; a denial, a failure
+ * An invocation record as a `tools/call` result. An observed answer in MCP content blocks (an
+ * upstream tool's) keeps its blocks; any other output is its JSON as text and as structured
+ * content. Governance outcomes are results, not protocol errors: waiting for approval is a normal result that says how to proceed; a denial, a failure
  * or an Uncertain effect is an `isError` result with its code and message.
  */
 export function recordResult(
@@ -42,6 +44,17 @@ export function recordResult(
   switch (record.status) {
     case 'observed': {
       const output = record.output;
+      const upstream = toolResultOf(output);
+      if (upstream) {
+        // An MCP tool's answer (sanitized) in its own content blocks, images and all.
+        if (upstream.truncated !== undefined) meta[MetaKey.truncated] = upstream.truncated;
+        return {
+          content: upstream.content,
+          ...(upstream.structuredContent ? { structuredContent: upstream.structuredContent } : {}),
+          ...(upstream.isError ? { isError: true } : {}),
+          _meta: meta,
+        };
+      }
       const structured =
         typeof output === 'object' && output !== null && !Array.isArray(output)
           ? { structuredContent: output as Record<string, unknown> }
@@ -93,6 +106,40 @@ export function recordResult(
       };
     }
   }
+}
+
+const BLOCK_TYPES = new Set(['text', 'image', 'audio', 'resource', 'resource_link']);
+
+/**
+ * The output of a tool that answers in MCP content blocks (an `mcp` tool's recorded output:
+ * `{content, structuredContent?, isError?, truncated?}`), or null for any other output.
+ */
+function toolResultOf(output: unknown): {
+  content: CallToolResult['content'];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  truncated?: unknown;
+} | null {
+  if (typeof output !== 'object' || output === null || Array.isArray(output)) return null;
+  const o = output as Record<string, unknown>;
+  const content = o.content;
+  if (!Array.isArray(content) || content.length === 0) return null;
+  const blocks = content.every(
+    (c) =>
+      typeof c === 'object' &&
+      c !== null &&
+      BLOCK_TYPES.has(String((c as { type?: unknown }).type)),
+  );
+  if (!blocks) return null;
+  const structured = o.structuredContent;
+  return {
+    content: content as CallToolResult['content'],
+    ...(typeof structured === 'object' && structured !== null && !Array.isArray(structured)
+      ? { structuredContent: structured as Record<string, unknown> }
+      : {}),
+    ...(o.isError === true ? { isError: true } : {}),
+    ...(o.truncated !== undefined ? { truncated: o.truncated } : {}),
+  };
 }
 
 /** A refused request (a GatehouseError) as an `isError` result carrying its code and details. */

@@ -7,6 +7,7 @@ import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { addAgent } from '../helpers/agents.js';
+import { publishAgent } from '../helpers/sandbox-tools.js';
 
 let g: DemoGateway;
 let url: string;
@@ -58,9 +59,9 @@ describe('the demo flow over /mcp against server-everything', () => {
       arguments: { message: 'governed hello' },
     });
     expect(r.isError, text(r)).toBeFalsy();
-    expect(r.structuredContent).toEqual({
-      content: [{ type: 'text', text: 'Echo: governed hello' }],
-    });
+    // The upstream's own content blocks, not a JSON rendering of them.
+    expect(r.content).toEqual([{ type: 'text', text: 'Echo: governed hello' }]);
+    expect(r.structuredContent).toBeUndefined();
     const m = r._meta ?? {};
     expect(m['gatehouse/status']).toBe('observed');
     const id = m['gatehouse/invocationId'] as string;
@@ -83,6 +84,49 @@ describe('the demo flow over /mcp against server-everything', () => {
     });
     expect(receipt.status).toBe(200);
     expect(verifyReceipt(receipt.body, keys.body).ok).toBe(true);
+  });
+});
+
+describe('a gated upstream tool over /mcp', () => {
+  it('a shared-write binding of server-everything asks for approval, then calls upstream once', async () => {
+    const bound = await g.gateway.mcp.bind('acme', serverId, 'maintainer', {
+      tool: 'get-tiny-image',
+      class: 'shared-write',
+      descriptor: { id: 'everything/tiny-image', version: '1.0.0' },
+    });
+    const token = await publishAgent(g, 'gated-agent', [
+      bound.descriptor as unknown as Record<string, unknown>,
+    ]);
+    const client = await connect(token);
+    const name = 'everything_tiny-image__1_0_0';
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([name]);
+
+    const first = await client.callTool({ name, arguments: {} });
+    const m = first._meta ?? {};
+    expect(m['gatehouse/status']).toBe('awaiting_approval');
+    expect(first.content.some((c) => c.type === 'image')).toBe(false);
+    const approvalId = m['gatehouse/approvalId'] as string;
+    const approved = await g.inject('POST', `/v1/approvals/${approvalId}/approve`, {
+      token: g.tokens.reviewer,
+      body: {},
+    });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+
+    const second = await client.callTool({
+      name,
+      arguments: {},
+      _meta: { 'gatehouse/approvalId': approvalId },
+    });
+    expect(second._meta?.['gatehouse/status'], JSON.stringify(second)).toBe('observed');
+    expect(second._meta?.['gatehouse/invocationId']).toBe(m['gatehouse/invocationId']);
+    expect(second.content.some((c) => c.type === 'image')).toBe(true);
+    const record = await g.inject<InvocationRecord>(
+      'GET',
+      `/v1/invocations/${String(m['gatehouse/invocationId'])}`,
+      { token: g.tokens.operator },
+    );
+    expect(record.body.approval).toMatchObject({ id: approvalId });
+    expect(record.body.trace.map((t) => `${t.stage}:${t.decision}`)).toContain('execute:observed');
   });
 });
 
