@@ -173,7 +173,7 @@ export class Gateway {
       mcpService = mcp;
       const executors = new Map<string, Executor>([
         ['native', native],
-        ['mcp', new McpExecutor({ mcp })],
+        ['mcp', new McpExecutor({ mcp, maxOutputBytes: config.maxOutputBytes })],
         ...execution.executors,
       ]);
       const directory = await Directory.open({ store: new SqliteTenancyStore(db), clock, ids });

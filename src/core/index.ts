@@ -26,3 +26,4 @@ export {
 } from './side-effect-class.js';
 export { EnvironmentClass, isEnvironmentClass } from './tenancy.js';
 export type { Environment } from './tenancy.js';
+export { KeyedSerial } from './keyed-serial.js';

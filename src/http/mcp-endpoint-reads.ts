@@ -9,7 +9,8 @@ import {
 } from '../core/index.js';
 import type { AuditRecordDraft, Clock } from '../core/index.js';
 import type { McpService, UpstreamConnection } from '../mcp/index.js';
-import { Redactor } from '../secrets/index.js';
+import { patternRedactor } from '../secrets/index.js';
+import type { Redactor } from '../secrets/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { sessionDigest } from './mcp-endpoint-refusals.js';
 
@@ -96,9 +97,6 @@ const MAX_TEXT = 2048;
  * (and the refusal `reason`).
  */
 export class UpstreamReads {
-  /** Known secret patterns only; a connection with brokered credentials gets its own. */
-  private readonly patterns = new Redactor([]);
-
   constructor(private readonly o: UpstreamReadsOptions) {}
 
   /**
@@ -116,8 +114,7 @@ export class UpstreamReads {
     try {
       answer = await this.o.mcp.readUpstream(this.o.principal.tenant, serverId, async (c, t) => {
         const result = await op(c, t);
-        const secrets = c.secrets;
-        return { result, redactor: secrets.length > 0 ? new Redactor(secrets) : this.patterns };
+        return { result, redactor: c.redactor };
       });
     } catch (err) {
       const code = isGatehouseError(err) ? err.code : ErrorCode.INTERNAL;
@@ -190,7 +187,7 @@ export class UpstreamReads {
 
   /** A text the agent sent, redacted, and cut (with the digest of the whole) when too long. */
   private bounded(key: string, text: string): Record<string, string> {
-    const clean = this.patterns.redactText(text).text;
+    const clean = patternRedactor().redactText(text).text;
     if (clean.length <= MAX_TEXT) return { [key]: clean };
     return { [key]: `${clean.slice(0, MAX_TEXT)}…`, [`${key}Sha256`]: sha256Hex(clean) };
   }

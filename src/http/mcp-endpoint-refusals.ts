@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { isoTime, sha256Hex } from '../core/index.js';
-import { Redactor } from '../secrets/index.js';
+import { patternRedactor } from '../secrets/index.js';
 import type { Principal } from '../tenancy/index.js';
 import type { GatewayServices } from './services.js';
 
@@ -55,11 +55,9 @@ export async function recordRefusal(
   }
 }
 
-const patterns = new Redactor([]);
-
 /** Text an agent sent, as it may be recorded: known secret patterns removed, cut to 256 characters. */
 export function boundedText(text: string): string {
-  const clean = patterns.redactText(text).text;
+  const clean = patternRedactor().redactText(text).text;
   return clean.length > 256 ? `${clean.slice(0, 256)}…` : clean;
 }
 

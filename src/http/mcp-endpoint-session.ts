@@ -8,6 +8,7 @@ import { toProtocolError } from './mcp-endpoint-errors.js';
 import { RefusalType, boundedText, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
 import { MetaKey, recordResult, refusalResult } from './mcp-endpoint-results.js';
 import { registerPassThrough } from './mcp-endpoint-upstreams.js';
+import { IDEMPOTENCY_KEY } from './request-parsing.js';
 import type { GatewayServices } from './services.js';
 
 /** Options of {@link createSessionServer}. */
@@ -21,8 +22,6 @@ export interface SessionServerOptions {
   /** Where refusals are logged. */
   log: FastifyBaseLogger;
 }
-
-const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /**
  * The MCP server of one agent's session: `tools/list` shows the active, healthy tools of the
@@ -112,7 +111,7 @@ export function createSessionServer(o: SessionServerOptions): Server {
         });
         key = `mcp-${sha256Hex(`${o.sessionId() ?? ''}\n${hash}`)}`;
         extra[MetaKey.idempotencyKeyDerived] = true;
-      } else if (typeof key !== 'string' || !KEY.test(key)) {
+      } else if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
         throw invalid(
           `_meta "${MetaKey.idempotencyKey}" must be 1–255 printable ASCII characters without spaces.`,
         );

@@ -50,3 +50,6 @@ export function intParam(value: unknown, name: string, fallback?: number): numbe
   }
   return n;
 }
+
+/** An idempotency key: 1–255 printable ASCII characters without spaces. */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;

@@ -2,7 +2,7 @@ import { ErrorCode, GatehouseError, isoTime, requestHash } from '../core/index.j
 import type { Clock, IdGenerator } from '../core/index.js';
 import { checkApproval } from '../approvals/index.js';
 import type { Approval, ApprovalService } from '../approvals/index.js';
-import { Redactor } from '../secrets/index.js';
+import { patternRedactor } from '../secrets/index.js';
 import { hasRole } from '../tenancy/index.js';
 import type { Directory, Principal } from '../tenancy/index.js';
 import type { ToolRegistry } from '../tools/index.js';
@@ -54,7 +54,6 @@ export class InvocationService {
    * Removes known secret patterns; a call that gets credentials swaps in its own. Built once:
    * compiling the patterns costs more than a native call's whole pipeline stage.
    */
-  private readonly patternRedactor = new Redactor([]);
 
   constructor(private readonly o: InvocationServiceOptions) {}
 
@@ -262,7 +261,7 @@ export class InvocationService {
       record,
       principal,
       controller: new AbortController(),
-      redactor: this.patternRedactor,
+      redactor: patternRedactor(),
       markQueued: () => Promise.resolve(),
       cleanup: [],
       captures: [],

@@ -88,12 +88,15 @@ export class SandboxLeases {
     const key = `${ask.tenant}\u0000${holder}`;
     // Calls of one attempt share a workspace: they take turns.
     const previous = this.attemptLocks.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const turn = new Promise<void>((r) => (release = r));
-    this.attemptLocks.set(
-      key,
-      previous.then(() => turn),
-    );
+    let done!: () => void;
+    const turn = new Promise<void>((r) => (done = r));
+    const tail = previous.then(() => turn);
+    this.attemptLocks.set(key, tail);
+    // The last turn of an attempt forgets its key, so finished attempts hold no memory.
+    const release = (): void => {
+      done();
+      if (this.attemptLocks.get(key) === tail) this.attemptLocks.delete(key);
+    };
     await previous;
     try {
       let lease = this.o.capacity

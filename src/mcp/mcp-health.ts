@@ -3,7 +3,7 @@ import type { McpStore } from './mcp-store.js';
 import type { McpSettings } from './mcp-service-options.js';
 import { BackingOff } from './upstream-pool.js';
 import type { UpstreamPool } from './upstream-pool.js';
-import type { KeyedSerial } from './keyed-serial.js';
+import type { KeyedSerial } from '../core/index.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
 import type { ToolBindings } from './tool-bindings.js';
 

@@ -11,7 +11,7 @@ import type { DiscoveredLists } from './upstream-discovery.js';
 import type { UpstreamPool } from './upstream-pool.js';
 import { createUpstreamPool } from './create-upstream-pool.js';
 import { credentialCode } from './credential-code.js';
-import { KeyedSerial } from './keyed-serial.js';
+import { KeyedSerial } from '../core/index.js';
 import { ServerLifecycle } from './server-lifecycle.js';
 import type { RegisterServer } from './server-lifecycle.js';
 import { ToolBindings } from './tool-bindings.js';

@@ -11,7 +11,7 @@ import { audit, conflict, invalid, notFound, subject } from './mcp-ledger.js';
 import { checkBindingRequest } from './mcp-input.js';
 import type { DiscoveredLists } from './upstream-discovery.js';
 import { planDiscovery } from './discovery-plan.js';
-import type { KeyedSerial } from './keyed-serial.js';
+import type { KeyedSerial } from '../core/index.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
 
 /** A binding made, with the descriptor to publish and warnings for the maintainer. */

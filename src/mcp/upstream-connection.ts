@@ -12,7 +12,7 @@ import type {
   ReadResourceResult,
   Transport,
 } from '@modelcontextprotocol/client';
-import { Redactor } from '../secrets/index.js';
+import { Redactor, patternRedactor } from '../secrets/index.js';
 import type { BrokeredValue } from '../secrets/index.js';
 import type { DiscoveredTool } from './mcp-binding.js';
 import { describeError, failedCallOutcome, unsendable } from './call-outcome.js';
@@ -33,6 +33,7 @@ export class UpstreamConnection {
   private ended = false;
   private closing: Promise<void> | null = null;
   private readonly stderr = new StderrTail();
+  private cachedRedactor: Redactor | undefined;
   private released = false;
   /** True once the handshake completed: only then is an end a loss to report. */
   private opened = false;
@@ -86,6 +87,13 @@ export class UpstreamConnection {
   /** The credential values issued for this connection, for the sanitizer of its calls. */
   get secrets(): BrokeredValue[] {
     return this.o.credentials?.values ?? [];
+  }
+
+  /** The connection's redactor: its credential values and the known patterns, compiled once. */
+  get redactor(): Redactor {
+    this.cachedRedactor ??=
+      this.secrets.length > 0 ? new Redactor(this.secrets) : patternRedactor();
+    return this.cachedRedactor;
   }
 
   /** The stdio server's process id, or null (HTTP, or not running). */
@@ -252,6 +260,6 @@ export class UpstreamConnection {
 
   /** The text without this connection's credential values and known secret shapes. */
   private redact(text: string): string {
-    return new Redactor(this.secrets).redactText(text).text;
+    return this.redactor.redactText(text).text;
   }
 }

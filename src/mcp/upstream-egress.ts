@@ -1,7 +1,7 @@
-import { lookup } from 'node:dns/promises';
 import {
   EgressAllowList,
   authorizeEgress,
+  systemResolve,
   formatIp,
   parseConnectTarget,
 } from '../sandbox/index.js';
@@ -20,9 +20,6 @@ export interface UpstreamEgressOptions {
   /** Milliseconds the lookup of an upstream's host may take. Default 5000. */
   resolveTimeoutMs?: number;
 }
-
-const defaultResolve: EgressResolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
  * The gateway's egress rules for HTTP MCP upstreams, on the sandbox's allow-list: a URL's host and
@@ -62,7 +59,7 @@ export class UpstreamEgress {
     const auth = await authorizeEgress(
       list,
       target,
-      this.o.resolve ?? defaultResolve,
+      this.o.resolve ?? systemResolve,
       this.o.resolveTimeoutMs ?? 5000,
     );
     if (!auth.allowed)

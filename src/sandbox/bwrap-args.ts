@@ -176,3 +176,8 @@ export function slotCommandLine(
   const words = [...prefix, bwrap].map(shellQuote).join(' ');
   return `exec ${closes} ${words} --args ${SPAWN_FD.OPTIONS} -- ${command.map(shellQuote).join(' ')}`;
 }
+
+/** bubblewrap's options in its `--args FD` format: each NUL-terminated. */
+export function packBwrapOptions(options: readonly string[]): Buffer {
+  return Buffer.from(options.map((o) => `${o}\0`).join(''));
+}

@@ -3,7 +3,13 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
-import { bareBwrapArgs, bwrapOptions, sandboxCommand, slotCommandLine } from './bwrap-args.js';
+import {
+  bareBwrapArgs,
+  bwrapOptions,
+  packBwrapOptions,
+  sandboxCommand,
+  slotCommandLine,
+} from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
 import { checkSpec } from './check-spec.js';
 import type { Cgroups, HostUser } from './cgroups.js';
@@ -71,6 +77,8 @@ export class BwrapSandbox implements Sandbox {
   private readonly active = new Map<string, Promise<unknown>>();
   private checked: Promise<string | null> | null = null;
   private closing: Promise<void> | null = null;
+  /** Whether socat is installed, asked once (not per run). */
+  private socat: Promise<boolean> | null = null;
 
   private constructor(
     private readonly bwrap: string,
@@ -168,7 +176,7 @@ export class BwrapSandbox implements Sandbox {
         `Sandboxes cannot run on this machine: ${why}`,
       );
     }
-    if (spec.egressSocket !== null && !(await exists(SOCAT))) {
+    if (spec.egressSocket !== null && !(await (this.socat ??= exists(SOCAT)))) {
       throw new GatehouseError(
         ErrorCode.UNAVAILABLE,
         `Egress needs ${SOCAT} (apt-get install socat).`,
@@ -375,7 +383,7 @@ export class BwrapSandbox implements Sandbox {
         [SPAWN_FD.LINE, ...unusedFiles],
         sandboxCommand(spec),
       ),
-      options: Buffer.from(options.map((o) => `${o}\0`).join('')),
+      options: packBwrapOptions(options),
       files: files.map((f) => (typeof f.content === 'string' ? Buffer.from(f.content) : f.content)),
       stdin:
         spec.stdin === undefined

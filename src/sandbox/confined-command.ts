@@ -1,4 +1,4 @@
-import { bwrapOptions, sandboxCommand } from './bwrap-args.js';
+import { bwrapOptions, packBwrapOptions, sandboxCommand } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
 import type { HostUser, RunCgroup } from './cgroups.js';
 import type { SandboxSpec } from './sandbox.js';
@@ -61,7 +61,7 @@ export function confinedArgs(
   });
   return {
     file: '/bin/sh',
-    options: Buffer.from(options.map((o) => `${o}\0`).join('')),
+    options: packBwrapOptions(options),
     args: [
       '-c',
       JOIN_SCRIPT,

@@ -1,3 +1,4 @@
+import { lookup } from 'node:dns/promises';
 import { formatIp, parseIp, specialRange } from './egress-address.js';
 import type { IpAddress } from './egress-address.js';
 import type { EgressAllowList } from './egress-allow-list.js';
@@ -5,6 +6,10 @@ import type { EgressTarget } from './egress-target.js';
 
 /** Resolves a host name to IP address texts (DNS). */
 export type EgressResolver = (host: string) => Promise<string[]>;
+
+/** The system resolver (`getaddrinfo`, every address, in its order). */
+export const systemResolve: EgressResolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** Whether a target may be reached, and if so at which checked addresses. */
 export type EgressAuthorization =

@@ -1,8 +1,8 @@
-import { lookup } from 'node:dns/promises';
 import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ErrorCode, GatehouseError, IllegalStateError, isoTime } from '../core/index.js';
 import { EgressAllowList } from './egress-allow-list.js';
+import { systemResolve } from './egress-authorize.js';
 import type { EgressResolver } from './egress-authorize.js';
 import type { EgressDecision } from './egress-decision.js';
 import { EgressLeaseServer } from './egress-lease-server.js';
@@ -68,9 +68,6 @@ const LEASE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** sun_path is 108 bytes on Linux, including the terminating NUL. */
 const MAX_SOCKET_PATH = 107;
 
-const defaultResolve: EgressResolver = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-
 /**
  * The egress proxy: one HTTP proxy endpoint per sandbox lease, on a Unix socket, allowing only
  * that lease's allow-list (see {@link EgressAllowList}) and recording every attempt.
@@ -95,7 +92,7 @@ export class EgressProxy {
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: EgressProxyOptions) {
-    this.resolve = options.resolve ?? defaultResolve;
+    this.resolve = options.resolve ?? systemResolve;
     this.now = options.now ?? Date.now;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.maxDecisions = options.maxDecisions ?? 10_000;

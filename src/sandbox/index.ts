@@ -27,7 +27,7 @@ export type { Workspace } from './workspaces.js';
 // The allow-list and its DNS-safe authorization, for egress made by the gateway itself (HTTP MCP upstreams).
 export { EgressAllowList } from './egress-allow-list.js';
 export type { HostVerdict } from './egress-allow-list.js';
-export { authorizeEgress } from './egress-authorize.js';
+export { authorizeEgress, systemResolve } from './egress-authorize.js';
 export type { EgressAuthorization } from './egress-authorize.js';
 export { parseConnectTarget } from './egress-target.js';
 export type { EgressTarget } from './egress-target.js';

@@ -25,7 +25,7 @@ export type {
   SecretStore,
   StoredSecret,
 } from './secret-store.js';
-export { Redactor } from './redactor.js';
+export { Redactor, patternRedactor } from './redactor.js';
 export type { BrokeredValue, RedactorOptions } from './redactor.js';
 export type { StreamRedactor } from './stream-redactor.js';
 export { RemovalEncoding, redactionMarker } from './redaction.js';

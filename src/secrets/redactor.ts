@@ -100,3 +100,14 @@ export class Redactor {
     return hits.length === 0 ? text : this.#scanner.rewrite(text, 0, text.length, hits, tally);
   }
 }
+
+let shared: Redactor | undefined;
+
+/**
+ * The one Redactor of known secret patterns only (no brokered values), compiled on first use and
+ * shared: compiling the patterns costs more than a whole pipeline stage.
+ */
+export function patternRedactor(): Redactor {
+  shared ??= new Redactor([]);
+  return shared;
+}

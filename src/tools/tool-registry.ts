@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { ErrorCode, GatehouseError, canonicalDigest, isoTime } from '../core/index.js';
+import { ErrorCode, GatehouseError, KeyedSerial, canonicalDigest, isoTime } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { JsonSchemaValidator } from './json-schema.js';
 import { ReleaseEventParser } from './release-events.js';
@@ -57,7 +57,7 @@ const key = (tenant: string, id: string, version: string) => `${tenant}\u0000${i
 export class ToolRegistry {
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly releases = new Map<string, StoredAgentRelease>();
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly perTenant = new KeyedSerial();
   private readonly revocationListeners: RevocationListener[] = [];
   private readonly parser: ReleaseEventParser;
   private readonly shape: ValidateFunction;
@@ -146,14 +146,7 @@ export class ToolRegistry {
    * which keeps them in order per asset and makes the check-then-insert of an event id race-free.
    */
   private serialized<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
-    const k = tenant;
-    const run = (this.chains.get(k) ?? Promise.resolve()).then(fn, fn);
-    const settled = run.catch(() => undefined);
-    this.chains.set(k, settled);
-    void settled.then(() => {
-      if (this.chains.get(k) === settled) this.chains.delete(k);
-    });
-    return run;
+    return this.perTenant.run(tenant, fn);
   }
 
   private async applyOne(tenant: string, e: ReleaseEvent, actor: string): Promise<EventOutcome> {

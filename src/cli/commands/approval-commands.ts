@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
+import { print } from './client-commands.js';
 
 interface ApprovalView {
   id: string;
@@ -19,10 +20,6 @@ interface InvocationView {
   tool: { id: string; version: string };
   environment: string;
   error?: { code: string; message: string };
-}
-
-function print(value: unknown): void {
-  process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
 }
 
 /** `approvals list|approve|reject` and `uncertain list|confirm|deny`. */

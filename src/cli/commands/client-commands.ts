@@ -12,7 +12,8 @@ export async function readInput(file: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function print(value: unknown): void {
+/** Prints a string as it is, anything else as indented JSON. */
+export function print(value: unknown): void {
   process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
 }
 

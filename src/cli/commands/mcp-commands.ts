@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
+import { print } from './client-commands.js';
 
 interface ServerView {
   id: string;
@@ -9,10 +10,6 @@ interface ServerView {
   state: string;
   stateReason: string | null;
   transport: { type: string; command?: string; args?: string[]; url?: string };
-}
-
-function print(value: unknown): void {
-  process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
 }
 
 /**

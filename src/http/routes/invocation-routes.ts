@@ -2,11 +2,16 @@ import { ErrorCode, GatehouseError } from '../../core/index.js';
 import { InvocationStatus } from '../../invocation/index.js';
 import type { InvocationStatus as Status } from '../../invocation/index.js';
 import { invocationStatusCode } from '../error-status.js';
-import { intParam, objectBody, optionalString, stringField } from '../request-parsing.js';
+import {
+  IDEMPOTENCY_KEY,
+  intParam,
+  objectBody,
+  optionalString,
+  stringField,
+} from '../request-parsing.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
 const statuses = Object.values(InvocationStatus) as string[];
 
 /** `POST /v1/invocations` and reading invocations and receipts. */
@@ -48,7 +53,7 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       },
       handler: async (principal, req) => {
         const key = req.headers['idempotency-key'];
-        if (typeof key !== 'string' || !KEY.test(key)) {
+        if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
           throw new GatehouseError(
             ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
             key === undefined

@@ -1,4 +1,5 @@
 import { Redactor } from '../../secrets/index.js';
+import type { BrokeredValue } from '../../secrets/index.js';
 import type { Executor, ExecutionResult } from '../executor.js';
 import type { OutputCapture } from '../output-capture.js';
 import type { PipelineContext } from '../pipeline-context.js';
@@ -53,7 +54,7 @@ export async function executeStage(
   if (result.secrets !== undefined) {
     // The connection's secrets join the call's, so sanitizing removes them from output and errors.
     if (result.secrets.length > 0)
-      ctx.redactor = new Redactor([...(ctx.credentials?.values ?? []), ...result.secrets]);
+      ctx.redactor = redactorFor(ctx.credentials?.values ?? [], result.secrets);
     delete result.secrets;
   }
   ctx.execution = result;
@@ -76,4 +77,19 @@ function describe(r: ExecutionResult): string {
     case 'uncertain':
       return `an effect may have happened: ${r.message}`;
   }
+}
+
+/** Redactors of upstream connections' secrets, by their (unchanging) array: compiled once each. */
+const connectionRedactors = new WeakMap<BrokeredValue[], Redactor>();
+
+/**
+ * The redactor of a call's own credentials and its upstream connection's secrets. Without own
+ * credentials (the usual MCP call) it is the connection's, compiled once and kept while the
+ * connection's secrets live.
+ */
+function redactorFor(own: BrokeredValue[], upstream: BrokeredValue[]): Redactor {
+  if (own.length > 0) return new Redactor([...own, ...upstream]);
+  let r = connectionRedactors.get(upstream);
+  if (!r) connectionRedactors.set(upstream, (r = new Redactor(upstream)));
+  return r;
 }

@@ -1,5 +1,6 @@
 /**
- * Runs operations one at a time per key (the MCP service keys by server id): an operation starts
+ * Runs operations one at a time per key (the MCP service keys by server id, the tool registry by
+ * tenant): an operation starts
  * once every earlier one on the same key has settled, whether it succeeded or failed. A key with
  * nothing pending holds no memory.
  */
