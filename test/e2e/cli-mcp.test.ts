@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ROOT, ensureBuilt, runCli } from '../helpers/cli.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { addAgent } from '../helpers/agents.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 
 let g: DemoGateway;
 let env: NodeJS.ProcessEnv;
@@ -49,36 +50,8 @@ describe('the README flow for an upstream MCP server, with the gatehouse CLI', (
 
     // The demo agent's release does not hold mine/sum: publish one that does, as the README's
     // next step would, and call it through /mcp as that agent.
-    const release = await g.inject('POST', '/v1/events', {
-      token: g.tokens.admin,
-      body: {
-        id: 'test:agent/cli-agent@1.0.0',
-        type: 'AgentReleasePublished',
-        data: {
-          agentId: 'cli-agent',
-          version: '1.0.0',
-          closure: [{ id: 'mine/sum', version: '1.0.0' }],
-          policy: { maxClass: 'read' },
-        },
-      },
-    });
-    expect(release.status, JSON.stringify(release.body)).toBe(200);
-    const agent = await g.gateway.directory.addPrincipal(
-      {
-        tenant: 'acme',
-        name: 'cli-agent',
-        roles: ['agent'],
-        project: 'web',
-        agent: { id: 'cli-agent', version: '1.0.0' },
-      },
-      'test',
-    );
-    const client = new Client({ name: 'cli-test', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${g.url!}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${agent.token}` } },
-      }),
-    );
+    const agent = await addAgent(g, 'cli-agent', [{ id: 'mine/sum', version: '1.0.0' }], 'read');
+    const { client } = await connectMcp(`${g.url!}/mcp`, agent.token);
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mine_sum__1_0_0']);
       const r = await client.callTool({
@@ -90,5 +63,33 @@ describe('the README flow for an upstream MCP server, with the gatehouse CLI', (
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('registering a stdio server by a relative path', () => {
+  it('is refused naming the word, its absolute path and why; nothing is stored', async () => {
+    const before = await g.gateway.mcp.list('acme');
+    const res = await g.inject<{ error: { code: string; message: string; details: unknown } }>(
+      'POST',
+      '/v1/mcp-servers',
+      {
+        token: g.tokens.admin,
+        body: {
+          name: 'rel',
+          transport: {
+            type: 'stdio',
+            command: 'node',
+            args: ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'],
+          },
+        },
+      },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('INVALID_INPUT');
+    expect(res.body.error.details).toEqual({ pointer: '/transport/args/0' });
+    expect(res.body.error.message).toContain(
+      `give its absolute path (${process.cwd()}/node_modules/@modelcontextprotocol/server-everything/dist/index.js)`,
+    );
+    expect(await g.gateway.mcp.list('acme')).toEqual(before);
   });
 });

@@ -10,7 +10,7 @@ import type { DemoTokens } from '../../src/app/index.js';
 import { InvocationStatus } from '../../src/invocation/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import type { ErrorBody } from '../helpers/gateway-fixture.js';
-import { ensureBuilt, runCli, spawnServer } from '../helpers/cli.js';
+import { api, ensureBuilt, firstRunning, runCli, spawnServer } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
 
 beforeAll(() => {
@@ -31,27 +31,6 @@ async function start(data: string): Promise<ServerProcess> {
   return s;
 }
 
-/** One HTTP request to a served gateway. */
-async function api<T = unknown>(
-  base: string,
-  method: string,
-  path: string,
-  token?: string,
-  body?: unknown,
-  key?: string,
-): Promise<{ status: number; body: T }> {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (key) headers['idempotency-key'] = key;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as T };
-}
-
 const sleepCall = {
   tool: { id: 'demo/sleep', version: '1.0.0' },
   input: { ms: 60_000 },
@@ -67,17 +46,7 @@ describe('a Gatehouse killed with SIGKILL while a call runs', () => {
     // Fire the long call and do not wait: the kill ends its connection.
     const pending = api(first.url, 'POST', '/v1/invocations', tokens.agent, sleepCall, 'sleep-1');
     pending.catch(() => undefined);
-    let running: InvocationRecord | undefined;
-    for (let i = 0; i < 200 && !running; i++) {
-      const list = await api<{ invocations: InvocationRecord[] }>(
-        first.url,
-        'GET',
-        '/v1/invocations?status=running',
-        tokens.operator,
-      );
-      running = list.body.invocations[0];
-      if (!running) await sleep(50);
-    }
+    const running = await firstRunning<InvocationRecord>(first.url, tokens.operator, 200, 50);
     expect(running?.tool.id).toBe('demo/sleep');
     const sleepId = running!.id;
 

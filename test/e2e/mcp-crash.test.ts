@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, spawnServer } from '../helpers/cli.js';
+import { api, ensureBuilt, spawnServer } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
 import type { Proc } from '../helpers/processes.js';
@@ -49,7 +49,9 @@ describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => 
     const lease = leaseRows(db).find((l) => l.holder.startsWith('mcp/') && l.status === 'active');
     db.close();
     // Without a sandbox on this machine the demo runs it directly: the second test covers that.
-    if (!lease) ctx.skip();
+    const ready = await api<{ sandbox: string }>(first.url, 'GET', '/readyz');
+    if (ready.body.sandbox !== 'ok') ctx.skip();
+    expect(lease, 'the sandboxed upstream holds an active mcp/ lease').toBeDefined();
     expect(cgroupDirsNamed(lease!.id).length).toBeGreaterThan(0);
 
     await first.kill('SIGKILL');

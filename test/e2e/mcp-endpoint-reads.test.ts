@@ -1,11 +1,13 @@
 import { join } from 'node:path';
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ProtocolError } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuditLog } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import { canonicalBytes, canonicalDigest, sha256Hex } from '../../src/core/index.js';
 import { SqliteAuditStore, SqliteDatabase } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { addAgent } from '../helpers/agents.js';
 import { logSize as auditLogSize, recordsSince as records } from '../helpers/audit-records.js';
@@ -29,11 +31,7 @@ afterAll(async () => {
 });
 
 async function connect(token = g.tokens.agent): Promise<{ client: Client; session: string }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
-  await client.connect(transport);
+  const { client, transport } = await connectMcp(url, token);
   clients.push(client);
   return { client, session: transport.sessionId! };
 }

@@ -1,13 +1,12 @@
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import { ProtocolError } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyReceipt } from '../../src/audit/index.js';
-import type { JwkSet } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import { connectMcp, text } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { addAgent } from '../helpers/agents.js';
-import { publishAgent } from '../helpers/sandbox-tools.js';
+import { publishAgent, verifiedReceipt } from '../helpers/sandbox-tools.js';
 
 let g: DemoGateway;
 let url: string;
@@ -26,18 +25,9 @@ afterAll(async () => {
 });
 
 async function connect(token = g.tokens.agent): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
-  await client.connect(transport);
+  const { client } = await connectMcp(url, token);
   clients.push(client);
   return client;
-}
-
-function text(r: CallToolResult): string {
-  const first = r.content[0];
-  return first?.type === 'text' ? first.text : '';
 }
 
 const upstream = () => ({ server: serverId, name: 'everything', untrusted: true });
@@ -78,12 +68,7 @@ describe('the demo flow over /mcp against server-everything', () => {
     expect(record.status).toBe(200);
     expect(record.body.status).toBe('observed');
     expect(record.body.tool).toMatchObject({ id: 'everything/echo', version: '1.0.0' });
-    const keys = await g.inject<JwkSet>('GET', '/v1/receipt-keys');
-    const receipt = await g.inject('GET', `/v1/invocations/${id}/receipt`, {
-      token: g.tokens.agent,
-    });
-    expect(receipt.status).toBe(200);
-    expect(verifyReceipt(receipt.body, keys.body).ok).toBe(true);
+    await verifiedReceipt(g, id, g.tokens.agent);
   });
 });
 

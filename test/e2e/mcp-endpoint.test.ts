@@ -1,11 +1,12 @@
 import { request as httpRequest } from 'node:http';
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { ProtocolError } from '@modelcontextprotocol/client';
+import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyReceipt } from '../../src/audit/index.js';
-import type { JwkSet } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import { verifiedReceipt } from '../helpers/sandbox-tools.js';
+import { connectMcp, text } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { logSize, recordsSince } from '../helpers/audit-records.js';
 
@@ -26,22 +27,13 @@ async function connect(token = g.tokens.agent): Promise<{
   client: Client;
   transport: StreamableHTTPClientTransport;
 }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, transport };
+  const connected = await connectMcp(url, token);
+  clients.push(connected.client);
+  return connected;
 }
 
 function meta(r: CallToolResult): Record<string, unknown> {
   return r._meta ?? {};
-}
-
-function text(r: CallToolResult): string {
-  const first = r.content[0];
-  return first?.type === 'text' ? first.text : '';
 }
 
 /** A raw POST to /mcp with the initialize request, for the refusals the SDK client cannot send. */
@@ -145,11 +137,7 @@ describe('POST /mcp with the official SDK client', () => {
     expect(record.body.status).toBe('observed');
     expect(record.body.environment).toBe('dev');
     expect(record.body.requestHash).toBe(m['gatehouse/requestHash']);
-    const keys = await g.inject<JwkSet>('GET', '/v1/receipt-keys');
-    const receipt = await g.inject('GET', `/v1/invocations/${id}/receipt`, {
-      token: g.tokens.agent,
-    });
-    expect(verifyReceipt(receipt.body, keys.body).ok).toBe(true);
+    await verifiedReceipt(g, id, g.tokens.agent);
 
     // The derived idempotency key is stable: the same call is the same invocation.
     const again = await client.callTool({
@@ -239,9 +227,13 @@ describe('POST /mcp with the official SDK client', () => {
     // A long name with a token in it is recorded bounded and redacted, message included.
     const token = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
     const since = await logSize(g);
-    await client
+    const longErr = await client
       .callTool({ name: `${token} ${'x'.repeat(100_000)}`, arguments: {} })
-      .catch(() => undefined);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(longErr).toBeInstanceOf(ProtocolError);
     const [long] = (await recordsSince(g, since)).filter(
       (r) => r.record.type === 'mcp.tool.refused',
     );
@@ -351,6 +343,6 @@ describe('POST /mcp refuses bad input and attacks', () => {
     expect(reviewer.status).toBe(403);
     expect(reviewer.body).toMatch(/agent principals/);
     // The SDK client sees the refusal when it connects.
-    await expect(connect(g.tokens.reviewer)).rejects.toThrow();
+    await expect(connect(g.tokens.reviewer)).rejects.toThrow(/403|agent principals/);
   });
 });

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { ensureBuilt, spawnServer } from '../helpers/cli.js';
+import { api, ensureBuilt, firstRunning, spawnServer } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
 import type { ServerProcess } from '../helpers/cli.js';
 import { cgroupDirsNamed, leaseRows, processesMatching } from '../helpers/sandbox-tools.js';
@@ -27,25 +27,6 @@ async function start(data: string): Promise<ServerProcess> {
   const s = await spawnServer(data);
   servers.push(s);
   return s;
-}
-
-async function api<T = unknown>(
-  base: string,
-  method: string,
-  path: string,
-  token: string,
-  body?: unknown,
-  key?: string,
-): Promise<{ status: number; body: T }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-  if (key) headers['idempotency-key'] = key;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as T };
 }
 
 /** The workspace directories of a lease, wherever this build keeps workspaces. */
@@ -73,17 +54,7 @@ describe('a Gatehouse killed with SIGKILL while a sandboxed call runs', () => {
     );
     pending.catch(() => undefined);
 
-    let running: InvocationRecord | undefined;
-    for (let i = 0; i < 250 && !running; i++) {
-      const list = await api<{ invocations: InvocationRecord[] }>(
-        first.url,
-        'GET',
-        '/v1/invocations?status=running',
-        tokens.operator,
-      );
-      running = list.body.invocations[0];
-      if (!running) await sleep(20);
-    }
+    const running = await firstRunning<InvocationRecord>(first.url, tokens.operator, 250, 20);
     expect(running?.tool.id).toBe('demo/sh');
     const leaseId = String(running!.lease?.id);
     // The sandbox really runs: its process, cgroups and workspace exist.

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/mcp/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { leaseRows } from '../helpers/sandbox-tools.js';
+import { processTree } from '../helpers/processes.js';
 
 let g: DemoGateway;
 let serverId: string;
@@ -17,29 +18,10 @@ afterAll(async () => {
 });
 
 /** The processes below `pid` (children, grandchildren…). */
-function descendants(pid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parents.set(Number(name), ppid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const out: number[] = [];
-  const walk = (p: number): void => {
-    for (const [child, parent] of parents)
-      if (parent === p) {
-        out.push(child);
-        walk(child);
-      }
-  };
-  walk(pid);
-  return out;
-}
+const descendants = (pid: number): number[] =>
+  processTree(pid)
+    .slice(1)
+    .map((p) => p.pid);
 
 /** True while the process exists and is not a zombie. */
 function running(pid: number): boolean {
@@ -115,6 +97,7 @@ describe('stdio MCP servers in sandbox leases', () => {
     };
     for (const p of [pid!, ...inner]) expect(await gone(p), `process ${p}`).toBe(true);
     const after = leaseRows(g.gateway.db.raw).filter((l) => l.holder === `mcp/${serverId}`);
+    expect(after.length).toBeGreaterThan(0);
     expect(after.every((l) => l.status === 'released')).toBe(true);
     expect(existsSync(`/sys/fs/cgroup/memory${memory}`)).toBe(false);
   });

@@ -2,20 +2,22 @@ import { expect } from 'vitest';
 import type { DemoGateway } from './gateway-fixture.js';
 
 /**
- * Publishes an agent release of the demo tenant with `closure` (default: demo/echo only) and adds
+ * Publishes an agent release of the demo tenant with `closure` (default: demo/echo only) and
+ * `maxClass` (default production), and adds
  * an agent principal of project `web` for it; returns the principal's id and bearer token.
  */
 export async function addAgent(
   g: DemoGateway,
   agentId: string,
   closure = [{ id: 'demo/echo', version: '1.0.0' }],
+  maxClass = 'production',
 ): Promise<{ id: string; token: string }> {
   const published = await g.inject('POST', '/v1/events', {
     token: g.tokens.admin,
     body: {
       id: `test:agent/${agentId}@1.0.0`,
       type: 'AgentReleasePublished',
-      data: { agentId, version: '1.0.0', closure, policy: { maxClass: 'production' } },
+      data: { agentId, version: '1.0.0', closure, policy: { maxClass } },
     },
   });
   expect(published.status, JSON.stringify(published.body)).toBe(200);

@@ -100,3 +100,44 @@ function cleanEnv(): NodeJS.ProcessEnv {
     Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')),
   );
 }
+
+/** One request to a gateway over its socket, as a client would send it; the JSON answer. */
+export async function api<T = unknown>(
+  base: string,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+  key?: string,
+): Promise<{ status: number; body: T }> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (key) headers['idempotency-key'] = key;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** The first invocation the gateway lists as `running`, polling every `everyMs` up to `tries` times. */
+export async function firstRunning<T>(
+  base: string,
+  operatorToken: string,
+  tries: number,
+  everyMs: number,
+): Promise<T | undefined> {
+  for (let i = 0; i < tries; i++) {
+    const list = await api<{ invocations: T[] }>(
+      base,
+      'GET',
+      '/v1/invocations?status=running',
+      operatorToken,
+    );
+    if (list.body.invocations[0]) return list.body.invocations[0];
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  return undefined;
+}

@@ -81,11 +81,10 @@ export async function publishAgent(
 export async function verifiedReceipt(
   g: DemoGateway,
   invocationId: string,
+  token = g.tokens.operator,
 ): Promise<{ predicate: ReceiptPredicate; envelope: unknown }> {
   const keys = await g.inject<JwkSet>('GET', '/v1/receipt-keys');
-  const receipt = await g.inject('GET', `/v1/invocations/${invocationId}/receipt`, {
-    token: g.tokens.operator,
-  });
+  const receipt = await g.inject('GET', `/v1/invocations/${invocationId}/receipt`, { token });
   expect(receipt.status).toBe(200);
   const verdict = verifyReceipt(receipt.body, keys.body);
   if (!verdict.ok) throw new Error(`the receipt does not verify: ${verdict.reason}`);

@@ -13,7 +13,7 @@ import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { publishAgent } from '../helpers/sandbox-tools.js';
 import { buildFixture } from '../fixtures/build-fixture.js';
 import { ACTOR, TENANT } from './mcp-harness.js';
-import { toRequest } from '../helpers/web-request.js';
+import { send, toRequest } from '../helpers/web-request.js';
 
 /** A secret with characters that encoders change, so every redaction form differs. */
 const SECRET = `mcp/${randomBytes(12).toString('hex')}:q+z`;
@@ -156,9 +156,7 @@ describe('credentials of upstream MCP servers come from the broker', () => {
       http = createServer((req, res) => {
         seen.push(req.headers.authorization);
         void (async () => {
-          const response = await transport.handleRequest(await toRequest(req));
-          res.writeHead(response.status, Object.fromEntries(response.headers));
-          res.end(Buffer.from(await response.arrayBuffer()));
+          await send(res, await transport.handleRequest(await toRequest(req)));
         })();
       });
       await new Promise<void>((ok) => http.listen(0, '127.0.0.1', ok));

@@ -14,7 +14,7 @@ import { UpstreamEgress, pinnedFetch } from '../../src/mcp/index.js';
 import type { McpServerView, McpServiceOptions } from '../../src/mcp/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
-import { ACTOR, McpHarness, TENANT } from './mcp-harness.js';
+import { ACTOR, McpHarness, TENANT, until } from './mcp-harness.js';
 import { send, toRequest } from '../helpers/web-request.js';
 
 /** A stateless MCP server over Streamable HTTP on 127.0.0.1; its POST answers are SSE streams. */
@@ -62,8 +62,6 @@ async function startUpstream(): Promise<Upstream> {
   up.close = () => closeServer(server);
   return up;
 }
-
-/** Writes a web Response as it streams. */
 
 function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
@@ -436,11 +434,3 @@ describe('pinnedFetch', () => {
     },
   );
 });
-
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
