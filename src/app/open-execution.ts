@@ -130,7 +130,6 @@ export async function openExecution(o: {
       );
       return !record || (record.status !== 'running' && record.status !== 'queued');
     },
-    cleanUp: () => Promise.resolve(),
     workspaces: () => workspaces.existing(),
     removeWorkspace: (id) => workspaces.remove(id),
     onPass: () => broker.revokeExpired(),

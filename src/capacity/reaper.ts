@@ -11,8 +11,6 @@ export interface ReaperOptions {
   holderDone: (lease: Lease) => Promise<boolean>;
   /** True while a call of this process is using the lease. */
   inUse: (lease: Lease) => boolean;
-  /** Kills what still runs under the lease and removes its cgroups and workspace. */
-  cleanUp: (leaseId: string) => Promise<void>;
   /** Ids of workspaces on disk, so ones without an active lease are removed too. */
   workspaces: () => Promise<string[]>;
   removeWorkspace: (leaseId: string) => Promise<void>;
@@ -47,7 +45,6 @@ export class Reaper {
       const expired = Date.parse(lease.expiresAt) <= now;
       const done = !expired && (await this.o.holderDone(lease));
       if (!expired && !done) continue;
-      await this.o.cleanUp(lease.id);
       await this.o.capacity.reap(
         lease,
         expired

@@ -1,4 +1,4 @@
 export { NativeExecutor, BeforeEffectError } from './native/index.js';
 export type { NativeHandler, NativeContext } from './native/index.js';
-export { ShellExecutor, fillTemplate, atPointer, templatePointers } from './shell/index.js';
+export { ShellExecutor, fillTemplate } from './shell/index.js';
 export type { ShellExecution } from './shell/index.js';

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import { hasRole } from '../tenancy/index.js';
 import type { Principal } from '../tenancy/index.js';
+import { bearerToken } from './bearer.js';
 import type { GatewayServices } from './services.js';
 
 /** Where `/mcp` may be reached from: names besides the local ones, and browser origins. */
@@ -60,17 +61,8 @@ export function checkOrigin(req: FastifyRequest, o: McpReach): void {
  * @throws GatehouseError UNAUTHENTICATED (no, malformed, foreign or unknown token), FORBIDDEN (not an agent).
  */
 export function authenticateAgent(s: GatewayServices, header: string | undefined): Principal {
-  if (header === undefined)
-    throw new GatehouseError(
-      ErrorCode.UNAUTHENTICATED,
-      'Authorization header missing: send "Authorization: Bearer <agent token>".',
-    );
-  const token = /^Bearer ([\x21-\x7e]{1,4096})$/.exec(header)?.[1];
-  if (token === undefined)
-    throw new GatehouseError(
-      ErrorCode.UNAUTHENTICATED,
-      'Authorization header must be "Bearer <agent token>".',
-    );
+  // Longer than REST's 512, so that a JWT is recognized as one and told why it is refused.
+  const token = bearerToken(header, 'agent token', 4096);
   if (JWT.test(token))
     throw new GatehouseError(
       ErrorCode.UNAUTHENTICATED,

@@ -7,6 +7,7 @@ import { mountMcpEndpoint } from './mcp-endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint.js';
 import { openApiDocument } from './openapi.js';
 import type { Route } from './route.js';
+import { bearerToken } from './bearer.js';
 import type { GatewayServices } from './services.js';
 import { evidenceRoutes } from './routes/evidence-routes.js';
 import { invocationRoutes } from './routes/invocation-routes.js';
@@ -120,20 +121,8 @@ export function buildServer(o: ServerOptions): FastifyInstance {
 }
 
 function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Principal {
-  const header = req.headers.authorization;
-  if (header === undefined) {
-    throw new GatehouseError(
-      ErrorCode.UNAUTHENTICATED,
-      'Authorization header missing: send "Authorization: Bearer <token>".',
-    );
-  }
-  const match = /^Bearer ([\x21-\x7e]{1,512})$/.exec(header);
-  if (!match)
-    throw new GatehouseError(
-      ErrorCode.UNAUTHENTICATED,
-      'Authorization header must be "Bearer <token>".',
-    );
-  const principal = s.directory.authenticate(match[1]!);
+  const token = bearerToken(req.headers.authorization, 'token', 512);
+  const principal = s.directory.authenticate(token);
   if (!principal)
     throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
   const allowed = route.roles as readonly string[];

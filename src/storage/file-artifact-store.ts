@@ -7,6 +7,8 @@ import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
 /** {@link ArtifactStore} as files named by their SHA-256 under a directory, written atomically. */
 export class FileArtifactStore implements ArtifactStore {
   private n = 0;
+  /** The directory is made by the first writer (not per writer: a sync call on the event loop). */
+  private dirMade = false;
 
   constructor(private readonly dir: string) {}
 
@@ -25,7 +27,10 @@ export class FileArtifactStore implements ArtifactStore {
   }
 
   writer(): ArtifactWriter {
-    mkdirSync(this.dir, { recursive: true });
+    if (!this.dirMade) {
+      mkdirSync(this.dir, { recursive: true });
+      this.dirMade = true;
+    }
     const tmp = this.tmpPath();
     const fd = openSync(tmp, 'w', 0o600);
     const hash = createHash('sha256');

@@ -6,7 +6,7 @@
 const PLACEHOLDER = /\{(\/[^{}]*)\}/g;
 
 /** The input value at an RFC 6901 pointer, or undefined. */
-export function atPointer(value: unknown, pointer: string): unknown {
+function atPointer(value: unknown, pointer: string): unknown {
   if (pointer === '') return value;
   let current = value;
   for (const raw of pointer.slice(1).split('/')) {
@@ -31,9 +31,4 @@ export function fillTemplate(template: string, input: unknown): string {
       throw new Error(`the input has no value at ${pointer}, which the argv template needs`);
     throw new Error(`the input at ${pointer} is not a string, number or boolean`);
   });
-}
-
-/** The pointers a template reads. */
-export function templatePointers(template: string): string[] {
-  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!);
 }

@@ -1,3 +1,3 @@
 export { ShellExecutor } from './shell-executor.js';
 export type { ShellExecution } from './shell-executor.js';
-export { fillTemplate, atPointer, templatePointers } from './argv-template.js';
+export { fillTemplate } from './argv-template.js';
