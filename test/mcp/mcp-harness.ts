@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SequentialIds, systemClock } from '../../src/core/index.js';
@@ -96,7 +96,11 @@ export class McpHarness {
 
   /** Rewrites a config file (the upstream lists the new tools and says its list changed). */
   rewrite(file: string, config: FixtureConfig): void {
-    writeFileSync(file, JSON.stringify(config));
+    // Replaced whole (write, then rename): the fixture polls the file and must never read it
+    // truncated between the two halves of an in-place write.
+    const next = `${file}.next`;
+    writeFileSync(next, JSON.stringify(config));
+    renameSync(next, file);
   }
 
   /** Registers, verifies and activates a server; binds the given tools. */
