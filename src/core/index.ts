@@ -27,3 +27,4 @@ export {
 export { EnvironmentClass, isEnvironmentClass } from './tenancy.js';
 export type { Environment } from './tenancy.js';
 export { KeyedSerial } from './keyed-serial.js';
+export { parseJsonPointer, resolveJsonPointer, jsonEquals } from './json-pointer.js';

@@ -1,7 +1,12 @@
-import { maxClass, compareClass } from '../core/index.js';
+import {
+  compareClass,
+  jsonEquals,
+  maxClass,
+  parseJsonPointer,
+  resolveJsonPointer,
+} from '../core/index.js';
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { ClassRule, ToolDescriptor } from '../tools/index.js';
-import { jsonEquals, parseJsonPointer, resolveJsonPointer } from './json-pointer.js';
 
 /** The outcome of side-effect classification (DESIGN §3 stage 4). */
 export interface SideEffectClassification {

@@ -3,18 +3,23 @@
  * `{/json/pointer}` is replaced by the scalar at that pointer of the validated input. A value
  * always stays inside its one argv element: no shell ever parses it.
  */
+import { parseJsonPointer, resolveJsonPointer } from '../../core/index.js';
+
 const PLACEHOLDER = /\{(\/[^{}]*)\}/g;
 
-/** The input value at an RFC 6901 pointer, or undefined. */
+/** The input value at an RFC 6901 pointer (own members only), or undefined. */
 function atPointer(value: unknown, pointer: string): unknown {
-  if (pointer === '') return value;
-  let current = value;
-  for (const raw of pointer.slice(1).split('/')) {
-    const token = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string, unknown>)[token];
+  const tokens = parseJsonPointer(pointer);
+  return tokens === null ? undefined : resolveJsonPointer(value, tokens);
+}
+
+/** Why `template` names a placeholder that is no JSON pointer, or null when every one is. */
+export function templateProblem(template: string): string | null {
+  for (const [, pointer] of template.matchAll(PLACEHOLDER)) {
+    if (parseJsonPointer(pointer!) === null)
+      return `the placeholder {${pointer}} is not a JSON pointer (escape "~" as ~0 and "/" as ~1)`;
   }
-  return current;
+  return null;
 }
 
 /**

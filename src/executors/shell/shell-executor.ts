@@ -2,7 +2,7 @@ import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocati
 import { abortCode } from '../../invocation/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
-import { fillTemplate } from './argv-template.js';
+import { fillTemplate, templateProblem } from './argv-template.js';
 
 /** The execution config of a `shell` descriptor. */
 export interface ShellExecution {
@@ -54,6 +54,13 @@ export class ShellExecutor implements Executor {
       )
     ) {
       return 'execution.failureExitCodes must be integers from 1 to 255';
+    }
+    for (const [where, template] of [
+      ...c.argv.map((a, i) => [`execution.argv[${i}]`, a] as const),
+      ...(c.stdin === undefined ? [] : [['execution.stdin', c.stdin] as const]),
+    ]) {
+      const problem = templateProblem(template);
+      if (problem !== null) return `${where}: ${problem}`;
     }
     return null;
   }
