@@ -255,8 +255,11 @@ export class Gateway {
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
           sandbox: () => sandboxProblem,
-          healthy: (t) =>
-            t.descriptor.kind !== 'mcp' || mcp.descriptorCallable(t.tenant, t.descriptor),
+          // One view per tools/list: its reads grow with the servers, not with the tools.
+          healthy: (tenant) => {
+            const view = mcp.view(tenant);
+            return (t) => t.descriptor.kind !== 'mcp' || view.descriptorCallable(t.descriptor);
+          },
         },
       });
       self.gateway = new Gateway({

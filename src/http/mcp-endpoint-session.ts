@@ -50,7 +50,7 @@ export function createSessionServer(o: SessionServerOptions): Server {
 
   server.setRequestHandler('tools/list', async () => {
     try {
-      const healthy = s.healthy ?? (() => true);
+      const healthy = s.healthy?.(p.tenant) ?? (() => true);
       const tools: Tool[] = [];
       for (const ref of closure()) {
         const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;

@@ -40,8 +40,10 @@ export interface GatewayServices {
   ready: () => boolean;
   /**
    * Whether a tool can be offered to agents now (the MCP endpoint lists only healthy tools);
-   * absent means every tool is healthy. For `mcp` tools the gateway answers from the upstream's
-   * stored state (server active, tool bound with the approved digest), opening no connection.
+   * absent means every tool is healthy. Called once per `tools/list` with the agent's tenant; the
+   * function it returns is asked about each tool of the list, and may read what it needs once for
+   * all of them. For `mcp` tools the gateway answers from the upstream's stored state (server
+   * active, tool bound with the approved digest), opening no connection.
    */
-  healthy?: (tool: StoredDescriptor) => boolean | Promise<boolean>;
+  healthy?: (tenant: string) => (tool: StoredDescriptor) => boolean | Promise<boolean>;
 }

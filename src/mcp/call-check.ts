@@ -1,15 +1,21 @@
-import type { McpBinding } from './mcp-binding.js';
+import type { Discovery, McpBinding } from './mcp-binding.js';
 import type { McpServerRecord } from './mcp-server.js';
 import type { McpStore } from './mcp-store.js';
 
+/** Why a call may not go upstream. */
+export interface CallRefusal {
+  ok: false;
+  code: string;
+  message: string;
+}
+
 /** A call's server and binding when it may go upstream, or why it may not. */
-export type CallCheck =
-  | { ok: true; server: McpServerRecord; binding: McpBinding }
-  | { ok: false; code: string; message: string };
+export type CallCheck = { ok: true; server: McpServerRecord; binding: McpBinding } | CallRefusal;
 
 /**
  * Whether a call of `descriptor` may go upstream: the server active (degraded fails fast), the tool
- * bound to exactly this descriptor version, and listed upstream with the approved digest.
+ * bound to exactly this descriptor version, and listed upstream with the approved digest. Reads
+ * only as far as the first refusal (at most the server, the binding and the discovery).
  */
 export async function checkCall(
   store: McpStore,
@@ -19,6 +25,21 @@ export async function checkCall(
   descriptor: { id: string; version: string },
 ): Promise<CallCheck> {
   const server = await store.get(tenant, serverId);
+  const down = serverRefusal(serverId, server);
+  if (down) return down;
+  const binding = await store.binding(tenant, serverId, tool);
+  const unbound = bindingRefusal(serverId, tool, descriptor, binding);
+  if (unbound) return unbound;
+  const gone = listingRefusal(serverId, tool, binding!, await store.discovery(tenant, serverId));
+  if (gone) return gone;
+  return { ok: true, server: server!, binding: binding! };
+}
+
+/** Why no call may go to this server now (missing, degraded, not active), or null. */
+export function serverRefusal(
+  serverId: string,
+  server: McpServerRecord | undefined,
+): CallRefusal | null {
   if (!server)
     return {
       ok: false,
@@ -38,7 +59,16 @@ export async function checkCall(
       code: 'SERVER_NOT_ACTIVE',
       message: `MCP server ${serverId} is ${server.state}, not active.`,
     };
-  const binding = await store.binding(tenant, serverId, tool);
+  return null;
+}
+
+/** Why the tool's binding does not let `descriptor` be called (none, another, unbound), or null. */
+export function bindingRefusal(
+  serverId: string,
+  tool: string,
+  descriptor: { id: string; version: string },
+  binding: McpBinding | undefined,
+): CallRefusal | null {
   if (!binding)
     return {
       ok: false,
@@ -63,7 +93,16 @@ export async function checkCall(
       message: `Tool ${tool} of MCP server ${serverId} changed upstream (${fields}); it refuses calls until a maintainer re-approves it.`,
     };
   }
-  const discovery = await store.discovery(tenant, serverId);
+  return null;
+}
+
+/** Why the server's last discovery does not list the bound tool with its approved digest, or null. */
+export function listingRefusal(
+  serverId: string,
+  tool: string,
+  binding: McpBinding,
+  discovery: Discovery | undefined,
+): CallRefusal | null {
   const listed = discovery?.tools.find((t) => t.tool.name === tool);
   if (!listed)
     return {
@@ -77,5 +116,5 @@ export async function checkCall(
       code: 'TOOL_UNBOUND',
       message: `Tool ${tool} of MCP server ${serverId} changed upstream.`,
     };
-  return { ok: true, server, binding };
+  return null;
 }

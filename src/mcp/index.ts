@@ -14,6 +14,7 @@ export type { McpServiceOptions } from './mcp-service-options.js';
 export type { RegisterServer } from './server-lifecycle.js';
 export type { BindResult, ReapproveResult } from './tool-bindings.js';
 export type { CallReadiness } from './upstream-calls.js';
+export type { UpstreamView } from './upstream-view.js';
 export { McpExecutor } from './mcp-executor.js';
 export type { McpExecutorOptions } from './mcp-executor.js';
 export { UpstreamConnection } from './upstream-connection.js';

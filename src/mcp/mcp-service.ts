@@ -1,5 +1,4 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import type { ToolDescriptor } from '../tools/index.js';
 import type { Discovery, McpBinding } from './mcp-binding.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpServerRecord, McpServerState } from './mcp-server.js';
@@ -19,6 +18,7 @@ import type { BindResult, ReapproveResult } from './tool-bindings.js';
 import { McpHealth } from './mcp-health.js';
 import { UpstreamCalls } from './upstream-calls.js';
 import type { CallReadiness } from './upstream-calls.js';
+import type { UpstreamView } from './upstream-view.js';
 
 /** A server with what discovery found and its bindings. */
 export interface McpServerView {
@@ -264,11 +264,14 @@ export class McpService {
   }
 
   /**
-   * {@link isCallable} for a descriptor of kind `mcp` (its execution names server and tool);
-   * false for any other descriptor.
+   * The tenant's upstream servers as stored now, for one request that asks {@link isCallable} or
+   * {@link isBound} of many tools (the MCP endpoint's `tools/list`, and the servers its resources
+   * and prompts reach): the tenant's servers are read once, and each server's bindings and
+   * discovery once, when a tool of it is first asked about, so the reads grow with the servers
+   * and not with the tools. Make one per request and drop it: it does not see later changes.
    */
-  async descriptorCallable(tenant: string, descriptor: ToolDescriptor): Promise<boolean> {
-    return this.calls.descriptorCallable(tenant, descriptor);
+  view(tenant: string): UpstreamView {
+    return this.calls.view(tenant);
   }
 
   /**

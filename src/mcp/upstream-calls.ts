@@ -1,7 +1,5 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import type { ToolDescriptor } from '../tools/index.js';
 import type { McpBinding } from './mcp-binding.js';
-import { mcpExecution } from './mcp-descriptor.js';
 import type { McpStore } from './mcp-store.js';
 import type { McpSettings } from './mcp-service-options.js';
 import type { UpstreamConnection } from './upstream-connection.js';
@@ -9,6 +7,7 @@ import type { UpstreamPool } from './upstream-pool.js';
 import { checkCall } from './call-check.js';
 import { credentialCode } from './credential-code.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
+import { UpstreamView } from './upstream-view.js';
 
 /** Why a call cannot go upstream, or the connection and binding it goes through. */
 export type CallReadiness =
@@ -96,10 +95,13 @@ export class UpstreamCalls {
     return (await checkCall(this.o.store, tenant, serverId, tool, descriptor)).ok;
   }
 
-  /** {@link isCallable} for a descriptor of kind `mcp`; false for any other descriptor. */
-  async descriptorCallable(tenant: string, descriptor: ToolDescriptor): Promise<boolean> {
-    const exec = descriptor.kind === 'mcp' ? mcpExecution(descriptor) : null;
-    return exec !== null && this.isCallable(tenant, exec.server, exec.tool, descriptor);
+  /** See `McpService.view`: one tenant's stored state, read once for many checks. */
+  view(tenant: string): UpstreamView {
+    return new UpstreamView({
+      store: this.o.store,
+      tenant,
+      unreachable: (id) => this.o.pool.unreachable(id),
+    });
   }
 
   /** Runs a read-only request on an active server. @throws as `McpService.readUpstream`. */
