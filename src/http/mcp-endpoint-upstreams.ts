@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import { mcpExecution } from '../mcp/index.js';
-import type { McpService } from '../mcp/index.js';
+import type { McpServerRecord, McpService } from '../mcp/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { toProtocolError } from './mcp-endpoint-errors.js';
 import type { ToolRef } from './mcp-endpoint-names.js';
@@ -17,6 +17,12 @@ interface Reached {
   name: string;
   /** `[A-Za-z0-9-]` only, so `<label>__<prompt>` splits at the first `__`. */
   label: string;
+}
+
+/** The servers the agent's closure reaches, and every server of its tenant. */
+interface Reach {
+  servers: Reached[];
+  all: McpServerRecord[];
 }
 
 /** Options of {@link registerPassThrough}. */
@@ -59,30 +65,38 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     );
   };
 
-  const reached = async (): Promise<Reached[]> => {
+  /**
+   * The servers the closure reaches now, and all the tenant's servers, from one view of the stored
+   * state. Computed once per request (a request that needs it twice passes it on), never kept
+   * between requests: a server that turns degraded or a tool that is unbound drops out at once.
+   */
+  const reached = async (): Promise<Reach> => {
+    const view = mcp.view(p.tenant);
     const ids = new Set<string>();
     for (const ref of o.closure()) {
       const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;
       if (!stored || stored.state === 'revoked' || stored.descriptor.kind !== 'mcp') continue;
       const exec = mcpExecution(stored.descriptor);
       if (!exec || ids.has(exec.server)) continue;
-      if (await mcp.isBound(p.tenant, exec.server, exec.tool, stored.descriptor))
-        ids.add(exec.server);
+      if (await view.isBound(exec.server, exec.tool, stored.descriptor)) ids.add(exec.server);
     }
-    const servers = (await mcp.list(p.tenant)).filter((x) => ids.has(x.id) && x.state === 'active');
+    const all = await view.servers();
+    const servers = all.filter((x) => ids.has(x.id) && x.state === 'active');
     const labels = servers.map((x) => plain(x.name));
-    return servers.map((x, i) => {
-      const label = labels[i]!;
-      const unique = label !== '' && labels.indexOf(label) === labels.lastIndexOf(label);
-      return { id: x.id, name: x.name, label: unique ? label : plain(x.id) };
-    });
+    return {
+      all,
+      servers: servers.map((x, i) => {
+        const label = labels[i]!;
+        const unique = label !== '' && labels.indexOf(label) === labels.lastIndexOf(label);
+        return { id: x.id, name: x.name, label: unique ? label : plain(x.id) };
+      }),
+    };
   };
 
   /** The tenant's server an agent named (by id, name or prompt label), reachable or not. */
-  const serverNamed = async (named: unknown): Promise<string | null> => {
+  const serverNamed = (reach: Reach, named: unknown): string | null => {
     if (typeof named !== 'string' || named === '') return null;
-    const all = await mcp.list(p.tenant);
-    const found = all.find(
+    const found = reach.all.find(
       (x) => x.id === named || x.name === named || plain(x.name) === named || plain(x.id) === named,
     );
     return found?.id ?? null;
@@ -95,9 +109,9 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 
   /** Each reached server's answer to `op`; a server that fails is left out of the list. */
   const fromEach = async <T>(
+    servers: Reached[],
     op: (r: Reached) => Promise<T[]>,
   ): Promise<{ r: Reached; items: T[] }[]> => {
-    const servers = await reached();
     const settled = await Promise.allSettled(servers.map((r) => op(r)));
     return servers.flatMap((r, i) => {
       const x = settled[i]!;
@@ -105,8 +119,8 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     });
   };
 
-  const listResources = async () => {
-    const lists = await fromEach((r) =>
+  const listResources = async (servers: Reached[]) => {
+    const lists = await fromEach(servers, (r) =>
       mcp.readUpstream(p.tenant, r.id, (c, t) => c.listResources(t)),
     );
     return lists.flatMap(({ r, items }) =>
@@ -119,7 +133,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 
   server.setRequestHandler('resources/list', async () => {
     try {
-      return { resources: await listResources() };
+      return { resources: await listResources((await reached()).servers) };
     } catch (err) {
       throw toProtocolError(err);
     }
@@ -127,7 +141,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 
   server.setRequestHandler('resources/templates/list', async () => {
     try {
-      const lists = await fromEach((r) =>
+      const lists = await fromEach((await reached()).servers, (r) =>
         mcp.readUpstream(p.tenant, r.id, (c, t) => c.listResourceTemplates(t)),
       );
       return {
@@ -145,7 +159,8 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     const asked = { type: ReadType.resource, sessionId: ctx.sessionId, uri } as const;
     try {
       const r = reads();
-      const servers = await reached();
+      const reach = await reached();
+      const servers = reach.servers;
       const named = _meta?.[UPSTREAM_META];
       let target: Reached | undefined;
       if (named !== undefined) {
@@ -153,7 +168,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
         if (!target)
           throw await r.refuse(
             asked,
-            await serverNamed(named),
+            serverNamed(reach, named),
             ReadRefusal.serverNotReachable,
             `No upstream server ${JSON.stringify(named)} is reachable.`,
           );
@@ -162,7 +177,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
         target = servers.find((x) => x.id === owner);
         if (!target && servers.length === 1) target = servers[0];
         if (!target) {
-          await listResources();
+          await listResources(servers);
           target = servers.find((x) => x.id === owners.get(uri));
         }
         if (!target)
@@ -182,7 +197,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 
   server.setRequestHandler('prompts/list', async () => {
     try {
-      const lists = await fromEach((r) =>
+      const lists = await fromEach((await reached()).servers, (r) =>
         mcp.readUpstream(p.tenant, r.id, (c, t) => c.listPrompts(t)),
       );
       return {
@@ -202,11 +217,12 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
       const r = reads();
       const cut = name.indexOf('__');
       const label = cut > 0 ? name.slice(0, cut) : '';
-      const target = (await reached()).find((x) => x.label === label);
+      const reach = await reached();
+      const target = reach.servers.find((x) => x.label === label);
       if (!target)
         throw await r.refuse(
           asked,
-          await serverNamed(label),
+          serverNamed(reach, label),
           ReadRefusal.promptNotReachable,
           `Unknown prompt: ${name} is not a prompt of this agent (see prompts/list).`,
         );
