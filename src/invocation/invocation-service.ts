@@ -109,18 +109,23 @@ export class InvocationService {
       principal.id,
       req.idempotencyKey,
     );
+    // Checked once: when the call resumes, `existing` has this request hash and tool version (or
+    // the key is refused below), so this is the check resume() decides by. The approval is
+    // checked again where it is consumed, in the transaction that records the resumed call.
+    const problem = approval
+      ? checkApproval(
+          approval,
+          {
+            tenant: principal.tenant,
+            invocationId: existing?.id ?? '(a new invocation)',
+            requestHash: hash,
+            tool: req.tool,
+            descriptorDigest: existing?.tool.descriptorDigest ?? null,
+          },
+          this.o.clock.now(),
+        )
+      : null;
     if (approval) {
-      const problem = checkApproval(
-        approval,
-        {
-          tenant: principal.tenant,
-          invocationId: existing?.id ?? '(a new invocation)',
-          requestHash: hash,
-          tool: req.tool,
-          descriptorDigest: existing?.tool.descriptorDigest ?? null,
-        },
-        this.o.clock.now(),
-      );
       if (problem?.code === 'APPROVAL_CONSUMED' && existing?.id !== approval.invocationId) {
         throw new GatehouseError(ErrorCode.APPROVAL_CONSUMED, problem.message, {
           details: { approvalId: approval.id },
@@ -139,7 +144,7 @@ export class InvocationService {
     if (existing.requestHash !== hash) throw reused(req.idempotencyKey, hash, existing.requestHash);
     switch (existing.status) {
       case 'awaiting_approval':
-        return approval ? this.resume(principal, existing, approval) : existing;
+        return approval ? this.resume(principal, existing, approval, problem) : existing;
       case 'uncertain':
         throw new GatehouseError(
           ErrorCode.EFFECT_UNCERTAIN,
@@ -204,23 +209,17 @@ export class InvocationService {
     return this.track(this.context(principal, record), (ctx) => this.o.pipeline.run(ctx));
   }
 
+  /**
+   * Resumes a call awaiting approval with the approval it presented, `problem` being what
+   * `checkApproval` found with it for this invocation.
+   */
   private async resume(
     principal: Principal,
     existing: InvocationRecord,
     approval: Approval,
+    problem: ReturnType<typeof checkApproval>,
   ): Promise<InvocationRecord> {
     const ctx = this.context(principal, existing);
-    const problem = checkApproval(
-      approval,
-      {
-        tenant: existing.tenant,
-        invocationId: existing.id,
-        requestHash: existing.requestHash,
-        tool: existing.tool,
-        descriptorDigest: existing.tool.descriptorDigest,
-      },
-      this.o.clock.now(),
-    );
     if (problem?.kind === 'refuse') {
       const code =
         problem.code === 'APPROVAL_PENDING'
