@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '../../core/index.js';
+import { canonicalJson, sha256Hex, utf8Prefix } from '../../core/index.js';
 import type { ArtifactStore } from '../../audit/index.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
@@ -43,11 +43,11 @@ export async function sanitizeStage(
       note = `output of ${bytes} bytes is within the ${maxOutputBytes}-byte bound`;
     } else {
       const artifact = await artifacts.put(Buffer.from(full));
-      const preview = full.slice(0, Math.max(0, maxOutputBytes - 256));
+      const preview = utf8Prefix(full, maxOutputBytes - 256);
       record.output = {
         truncated: true,
         preview,
-        marker: `[output cut at ${preview.length} of ${bytes} bytes; the whole output is artifact sha256:${artifact}]`,
+        marker: `[output cut at ${Buffer.byteLength(preview)} of ${bytes} bytes; the whole output is artifact sha256:${artifact}]`,
         artifact,
       };
       record.outputInfo = {
