@@ -38,7 +38,7 @@ export async function recordRefusal(
 ): Promise<void> {
   s.metrics.mcpRefused(r.code);
   log.warn({ code: r.code, reason: r.reason, principal: principal?.id }, r.message);
-  if (!principal || !s.auditWriter) return;
+  if (!principal) return;
   try {
     await s.auditWriter.append([
       {

@@ -1,5 +1,4 @@
 import type { Server } from '@modelcontextprotocol/server';
-import { ErrorCode, GatehouseError } from '../core/index.js';
 import { mcpExecution } from '../mcp/index.js';
 import type { McpService } from '../mcp/index.js';
 import type { Principal } from '../tenancy/index.js';
@@ -37,7 +36,7 @@ export interface PassThroughOptions {
  * Each `resources/read` and `prompts/get` is recorded in the tenant's audit log, whether the
  * upstream answered, failed, or Gatehouse refused because the agent named a server or resource
  * its closure does not reach; answers are redacted like tool output and served only once recorded
- * (see {@link UpstreamReads}). Without `services.auditWriter` they are refused. The list
+ * (see {@link UpstreamReads}). The list
  * operations (`resources/list`, `resources/templates/list`, `prompts/list`) are not recorded:
  * they return names and descriptions of what the closure already grants, no content, and clients
  * repeat them often.
@@ -48,16 +47,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
   const mcp = s.mcp;
   /** Which server listed a URI last, so resources/read finds it without `_meta`. */
   const owners = new Map<string, string>();
-  const recorded = s.auditWriter
-    ? new UpstreamReads({ mcp, writer: s.auditWriter, principal: p })
-    : undefined;
-  const reads = (): UpstreamReads => {
-    if (recorded) return recorded;
-    throw new GatehouseError(
-      ErrorCode.UNAVAILABLE,
-      'This gateway cannot record what agents read, so it serves no resources or prompts.',
-    );
-  };
+  const reads = new UpstreamReads({ mcp, writer: s.auditWriter, principal: p });
 
   const reached = async (): Promise<Reached[]> => {
     const ids = new Set<string>();
@@ -144,14 +134,13 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     const { uri, _meta } = request.params;
     const asked = { type: ReadType.resource, sessionId: ctx.sessionId, uri } as const;
     try {
-      const r = reads();
       const servers = await reached();
       const named = _meta?.[UPSTREAM_META];
       let target: Reached | undefined;
       if (named !== undefined) {
         target = servers.find((x) => x.id === named || x.name === named || x.label === named);
         if (!target)
-          throw await r.refuse(
+          throw await reads.refuse(
             asked,
             await serverNamed(named),
             ReadRefusal.serverNotReachable,
@@ -166,14 +155,14 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
           target = servers.find((x) => x.id === owners.get(uri));
         }
         if (!target)
-          throw await r.refuse(
+          throw await reads.refuse(
             asked,
             null,
             ReadRefusal.resourceNotListed,
             `No reachable upstream lists ${uri}; name the server in _meta "${UPSTREAM_META}".`,
           );
       }
-      const result = await r.through(asked, target.id, (c, t) => c.readResource(uri, t));
+      const result = await reads.through(asked, target.id, (c, t) => c.readResource(uri, t));
       return { ...result, _meta: tag(target, result._meta) };
     } catch (err) {
       throw toProtocolError(err);
@@ -199,19 +188,18 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     const { name, arguments: args } = request.params;
     const asked = { type: ReadType.prompt, sessionId: ctx.sessionId, name, arguments: args };
     try {
-      const r = reads();
       const cut = name.indexOf('__');
       const label = cut > 0 ? name.slice(0, cut) : '';
       const target = (await reached()).find((x) => x.label === label);
       if (!target)
-        throw await r.refuse(
+        throw await reads.refuse(
           asked,
           await serverNamed(label),
           ReadRefusal.promptNotReachable,
           `Unknown prompt: ${name} is not a prompt of this agent (see prompts/list).`,
         );
       const prompt = name.slice(cut + 2);
-      const result = await r.through({ ...asked, prompt }, target.id, (c, t) =>
+      const result = await reads.through({ ...asked, prompt }, target.id, (c, t) =>
         c.getPrompt(prompt, args, t),
       );
       return { ...result, _meta: tag(target, result._meta) };
