@@ -33,5 +33,5 @@ export type {
 export { Redactor, patternRedactor } from './redactor.js';
 export type { BrokeredValue, RedactorOptions } from './redactor.js';
 export type { StreamRedactor } from './stream-redactor.js';
-export { RemovalEncoding, redactionMarker } from './redaction.js';
+export { RemovalEncoding, RemovalTally, redactionMarker } from './redaction.js';
 export type { Removal } from './redaction.js';
