@@ -14,7 +14,7 @@ export const RefusalType = {
 export type RefusalType = (typeof RefusalType)[keyof typeof RefusalType];
 
 /** One refusal at the MCP edge. */
-export interface EdgeRefusal {
+interface EdgeRefusal {
   code: string;
   /** A stable word for dashboards and tests, e.g. `foreign-session`, `body-too-large`. */
   reason: string;

@@ -8,7 +8,7 @@ import { ReadRefusal, ReadType, UpstreamReads } from './mcp-endpoint-reads.js';
 import type { GatewayServices } from './services.js';
 
 /** The `_meta` key naming the upstream server a resource or prompt comes from (and may name it). */
-export const UPSTREAM_META = 'gatehouse/upstream';
+const UPSTREAM_META = 'gatehouse/upstream';
 
 /** An upstream server the agent's closure reaches, with the label its prompt names begin with. */
 interface Reached {
@@ -19,7 +19,7 @@ interface Reached {
 }
 
 /** Options of {@link registerPassThrough}. */
-export interface PassThroughOptions {
+interface PassThroughOptions {
   services: GatewayServices & { mcp: McpService };
   principal: Principal;
   closure: () => readonly ToolRef[];

@@ -3,7 +3,7 @@ import type { McpServerRecord } from './mcp-server.js';
 import type { McpStore } from './mcp-store.js';
 
 /** A call's server and binding when it may go upstream, or why it may not. */
-export type CallCheck =
+type CallCheck =
   | { ok: true; server: McpServerRecord; binding: McpBinding }
   | { ok: false; code: string; message: string };
 
