@@ -62,9 +62,7 @@ export interface HostLayout {
 }
 
 /** The environment the program sees: the spec's, a PATH, and with egress the proxy variables. */
-function sandboxEnv(
-  spec: Pick<SandboxSpec, 'env' | 'egressSocket'>,
-): Record<string, string> {
+function sandboxEnv(spec: Pick<SandboxSpec, 'env' | 'egressSocket'>): Record<string, string> {
   const env: Record<string, string> = { ...spec.env };
   env.PATH ??= DEFAULT_PATH;
   if (spec.egressSocket !== null) {
