@@ -46,7 +46,7 @@ export interface GatewayDeps {
 }
 
 /** The wired parts of a gateway. */
-export interface GatewayParts {
+interface GatewayParts {
   config: GatewayConfig;
   db: SqliteDatabase;
   keyring: SigningKeyring;

@@ -118,7 +118,7 @@ export class McpSandbox {
  * among the command and its arguments outside the system directories, the `node_modules` tree it
  * lies in (so its package's dependencies resolve), else its directory.
  */
-export function mountsFor(argv: string[]): { host: string; sandbox: string }[] {
+function mountsFor(argv: string[]): { host: string; sandbox: string }[] {
   const roots = new Set<string>();
   for (const word of argv) {
     if (!word.startsWith('/') || !existsSync(word)) continue;

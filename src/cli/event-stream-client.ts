@@ -1,5 +1,5 @@
 /** One server-sent event from `GET /v1/events/stream`. */
-export interface StreamEvent {
+interface StreamEvent {
   id: number;
   type: string;
   subject: string;

@@ -28,3 +28,4 @@ export { EnvironmentClass, isEnvironmentClass } from './tenancy.js';
 export type { Environment } from './tenancy.js';
 export { KeyedSerial } from './keyed-serial.js';
 export { parseJsonPointer, resolveJsonPointer, jsonEquals } from './json-pointer.js';
+export { utf8Prefix } from './utf8.js';

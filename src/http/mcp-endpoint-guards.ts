@@ -79,20 +79,3 @@ export function authenticateAgent(s: GatewayServices, header: string | undefined
   }
   return principal;
 }
-
-/** Fastify's body errors as our codes; anything else passes through (foreign → INTERNAL later). */
-export function translateBodyError(err: unknown): unknown {
-  if (err instanceof GatehouseError) return err;
-  const e = err as { code?: string; statusCode?: number };
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
-    return new GatehouseError(
-      ErrorCode.PAYLOAD_TOO_LARGE,
-      'The request body is larger than /mcp accepts.',
-    );
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500)
-    return new GatehouseError(
-      ErrorCode.INVALID_INPUT,
-      'The request body is not a JSON-RPC message in JSON.',
-    );
-  return err;
-}

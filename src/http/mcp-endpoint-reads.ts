@@ -30,7 +30,7 @@ export interface AuditWriter {
 }
 
 /** What one `resources/read` or `prompts/get` came to. */
-export const ReadOutcome = {
+const ReadOutcome = {
   /** The upstream answered; the (redacted) answer went to the agent. */
   ok: 'ok',
   /** The request went to the upstream, which failed or refused it. */
@@ -38,7 +38,7 @@ export const ReadOutcome = {
   /** Gatehouse refused before any upstream was asked: the agent named what it may not reach. */
   refused: 'refused',
 } as const;
-export type ReadOutcome = (typeof ReadOutcome)[keyof typeof ReadOutcome];
+type ReadOutcome = (typeof ReadOutcome)[keyof typeof ReadOutcome];
 
 /** Why Gatehouse refused a read before asking an upstream. */
 export const ReadRefusal = {
@@ -59,7 +59,7 @@ export const ReadType = {
 export type ReadType = (typeof ReadType)[keyof typeof ReadType];
 
 /** One read as the agent asked for it. */
-export type ReadRequest =
+type ReadRequest =
   | { type: typeof ReadType.resource; sessionId: string | undefined; uri: string }
   | {
       type: typeof ReadType.prompt;
@@ -72,7 +72,7 @@ export type ReadRequest =
     };
 
 /** Options of {@link UpstreamReads}. */
-export interface UpstreamReadsOptions {
+interface UpstreamReadsOptions {
   mcp: McpService;
   writer: AuditWriter;
   principal: Principal;

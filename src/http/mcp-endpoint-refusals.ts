@@ -14,7 +14,7 @@ export const RefusalType = {
 export type RefusalType = (typeof RefusalType)[keyof typeof RefusalType];
 
 /** One refusal at the MCP edge. */
-export interface EdgeRefusal {
+interface EdgeRefusal {
   code: string;
   /** A stable word for dashboards and tests, e.g. `foreign-session`, `body-too-large`. */
   reason: string;
@@ -38,7 +38,7 @@ export async function recordRefusal(
 ): Promise<void> {
   s.metrics.mcpRefused(r.code);
   log.warn({ code: r.code, reason: r.reason, principal: principal?.id }, r.message);
-  if (!principal || !s.auditWriter) return;
+  if (!principal) return;
   try {
     await s.auditWriter.append([
       {

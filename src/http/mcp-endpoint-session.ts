@@ -12,7 +12,7 @@ import { IDEMPOTENCY_KEY } from './request-parsing.js';
 import type { GatewayServices } from './services.js';
 
 /** Options of {@link createSessionServer}. */
-export interface SessionServerOptions {
+interface SessionServerOptions {
   services: GatewayServices;
   /** The agent the session is bound to (checked to be one by the endpoint). */
   principal: Principal;

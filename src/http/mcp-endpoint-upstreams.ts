@@ -1,5 +1,4 @@
 import type { Server } from '@modelcontextprotocol/server';
-import { ErrorCode, GatehouseError } from '../core/index.js';
 import { mcpExecution } from '../mcp/index.js';
 import type { McpServerRecord, McpService } from '../mcp/index.js';
 import type { Principal } from '../tenancy/index.js';
@@ -9,7 +8,7 @@ import { ReadRefusal, ReadType, UpstreamReads } from './mcp-endpoint-reads.js';
 import type { GatewayServices } from './services.js';
 
 /** The `_meta` key naming the upstream server a resource or prompt comes from (and may name it). */
-export const UPSTREAM_META = 'gatehouse/upstream';
+const UPSTREAM_META = 'gatehouse/upstream';
 
 /** An upstream server the agent's closure reaches, with the label its prompt names begin with. */
 interface Reached {
@@ -26,7 +25,7 @@ interface Reach {
 }
 
 /** Options of {@link registerPassThrough}. */
-export interface PassThroughOptions {
+interface PassThroughOptions {
   services: GatewayServices & { mcp: McpService };
   principal: Principal;
   closure: () => readonly ToolRef[];
@@ -43,7 +42,7 @@ export interface PassThroughOptions {
  * Each `resources/read` and `prompts/get` is recorded in the tenant's audit log, whether the
  * upstream answered, failed, or Gatehouse refused because the agent named a server or resource
  * its closure does not reach; answers are redacted like tool output and served only once recorded
- * (see {@link UpstreamReads}). Without `services.auditWriter` they are refused. The list
+ * (see {@link UpstreamReads}). The list
  * operations (`resources/list`, `resources/templates/list`, `prompts/list`) are not recorded:
  * they return names and descriptions of what the closure already grants, no content, and clients
  * repeat them often.
@@ -54,16 +53,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
   const mcp = s.mcp;
   /** Which server listed a URI last, so resources/read finds it without `_meta`. */
   const owners = new Map<string, string>();
-  const recorded = s.auditWriter
-    ? new UpstreamReads({ mcp, writer: s.auditWriter, principal: p })
-    : undefined;
-  const reads = (): UpstreamReads => {
-    if (recorded) return recorded;
-    throw new GatehouseError(
-      ErrorCode.UNAVAILABLE,
-      'This gateway cannot record what agents read, so it serves no resources or prompts.',
-    );
-  };
+  const reads = new UpstreamReads({ mcp, writer: s.auditWriter, principal: p });
 
   /**
    * The servers the closure reaches now, and all the tenant's servers, from one view of the stored
@@ -158,7 +148,6 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     const { uri, _meta } = request.params;
     const asked = { type: ReadType.resource, sessionId: ctx.sessionId, uri } as const;
     try {
-      const r = reads();
       const reach = await reached();
       const servers = reach.servers;
       const named = _meta?.[UPSTREAM_META];
@@ -166,7 +155,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
       if (named !== undefined) {
         target = servers.find((x) => x.id === named || x.name === named || x.label === named);
         if (!target)
-          throw await r.refuse(
+          throw await reads.refuse(
             asked,
             serverNamed(reach, named),
             ReadRefusal.serverNotReachable,
@@ -181,14 +170,14 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
           target = servers.find((x) => x.id === owners.get(uri));
         }
         if (!target)
-          throw await r.refuse(
+          throw await reads.refuse(
             asked,
             null,
             ReadRefusal.resourceNotListed,
             `No reachable upstream lists ${uri}; name the server in _meta "${UPSTREAM_META}".`,
           );
       }
-      const result = await r.through(asked, target.id, (c, t) => c.readResource(uri, t));
+      const result = await reads.through(asked, target.id, (c, t) => c.readResource(uri, t));
       return { ...result, _meta: tag(target, result._meta) };
     } catch (err) {
       throw toProtocolError(err);
@@ -214,20 +203,19 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
     const { name, arguments: args } = request.params;
     const asked = { type: ReadType.prompt, sessionId: ctx.sessionId, name, arguments: args };
     try {
-      const r = reads();
       const cut = name.indexOf('__');
       const label = cut > 0 ? name.slice(0, cut) : '';
       const reach = await reached();
       const target = reach.servers.find((x) => x.label === label);
       if (!target)
-        throw await r.refuse(
+        throw await reads.refuse(
           asked,
           serverNamed(reach, label),
           ReadRefusal.promptNotReachable,
           `Unknown prompt: ${name} is not a prompt of this agent (see prompts/list).`,
         );
       const prompt = name.slice(cut + 2);
-      const result = await r.through({ ...asked, prompt }, target.id, (c, t) =>
+      const result = await reads.through({ ...asked, prompt }, target.id, (c, t) =>
         c.getPrompt(prompt, args, t),
       );
       return { ...result, _meta: tag(target, result._meta) };

@@ -9,12 +9,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { jsonRpcRefusal } from './mcp-endpoint-errors.js';
-import {
-  authenticateAgent,
-  checkHost,
-  checkOrigin,
-  translateBodyError,
-} from './mcp-endpoint-guards.js';
+import { translateFastifyError } from './fastify-errors.js';
+import { authenticateAgent, checkHost, checkOrigin } from './mcp-endpoint-guards.js';
 import type { McpReach } from './mcp-endpoint-guards.js';
 import { RefusalType, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
 import { createSessionServer } from './mcp-endpoint-session.js';
@@ -162,7 +158,7 @@ export function mountMcpEndpoint(
   });
 
   const refuse = async (err: unknown, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const refusal = translateBodyError(err);
+    const refusal = translateFastifyError(err, '/mcp');
     const { status, body } = jsonRpcRefusal(refusal);
     if (status >= 500) req.log.error({ err }, 'MCP request failed');
     else {

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { errorBody } from './error-status.js';
+import { translateFastifyError } from './fastify-errors.js';
 import { mountMcpEndpoint } from './mcp-endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint.js';
 import { openApiDocument } from './openapi.js';
@@ -112,7 +113,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     });
   });
   app.setErrorHandler((err: unknown, req, reply) => {
-    const translated = translateFastifyError(err);
+    const translated = translateFastifyError(err, 'this gateway');
     const { status, body } = errorBody(translated);
     if (status >= 500) req.log.error({ err }, 'request failed');
     void reply.code(status).send(body);
@@ -133,37 +134,4 @@ function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Pr
     );
   }
   return principal;
-}
-
-/** Fastify's own errors (bad JSON, too large, wrong media type) as our codes with useful messages. */
-function translateFastifyError(err: unknown): unknown {
-  if (err instanceof GatehouseError) return err;
-  const e = err as { code?: string; statusCode?: number; message?: string };
-  switch (e.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new GatehouseError(
-        ErrorCode.PAYLOAD_TOO_LARGE,
-        'The request body is larger than this gateway accepts.',
-      );
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new GatehouseError(
-        ErrorCode.INVALID_INPUT,
-        'Unsupported Content-Type: send application/json.',
-      );
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new GatehouseError(
-        ErrorCode.INVALID_INPUT,
-        'The body is empty but Content-Type is application/json: send a JSON body.',
-      );
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new GatehouseError(ErrorCode.INVALID_INPUT, 'The request body is not valid JSON.');
-    default:
-      if (e.statusCode === 400 && typeof e.message === 'string') {
-        return new GatehouseError(
-          ErrorCode.INVALID_INPUT,
-          `The request is malformed: ${e.message}`,
-        );
-      }
-      return err;
-  }
 }

@@ -31,11 +31,10 @@ export interface GatewayServices {
   /** Upstream MCP servers; absent in tests that do not need them. */
   mcp?: McpService;
   /**
-   * Where the MCP endpoint records each resource read and prompt got from an upstream (and each
-   * refused). Without it the endpoint still lists resources and prompts but serves none: a read
-   * that cannot be recorded is not passed through.
+   * Where the MCP endpoint records its refusals and each resource read and prompt got from an
+   * upstream (and each refused): a read that cannot be recorded is not passed through.
    */
-  auditWriter?: AuditWriter;
+  auditWriter: AuditWriter;
   /** False while starting or stopping. */
   ready: () => boolean;
   /**

@@ -1,4 +1,5 @@
 import type { AuditPosition, SideEffectClass } from '../core/index.js';
+import type { Removal } from '../secrets/index.js';
 import type { InvocationStatus } from './invocation-status.js';
 import type { TraceEntry } from './stage.js';
 
@@ -66,7 +67,7 @@ export interface InvocationRecord {
     reason: string;
   }[];
   /** What the sanitizer removed (kinds and counts, never values). */
-  redactions: { kind: string; encoding?: string; count: number }[];
+  redactions: Removal[];
   output?: unknown;
   outputInfo?: OutputInfo;
   provenance?: Provenance;

@@ -1,12 +1,13 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
+import type { Removal } from '../secrets/index.js';
 
 /** A redactor over a stream of text; holds back a bounded tail to catch split secrets. */
 export interface StreamRedaction {
   push(chunk: string): string;
   end(): string;
   /** What was removed so far (kinds and counts). */
-  removals(): { kind: string; encoding?: string; count: number }[];
+  removals(): Removal[];
 }
 
 /** One captured stream: bounded, already redacted text, and the whole stream as an artifact. */
@@ -55,7 +56,7 @@ export class OutputCapture {
   }
 
   /** What the redaction removed from this stream. */
-  removals(): { kind: string; encoding?: string; count: number }[] {
+  removals(): Removal[] {
     return this.redaction.removals();
   }
 

@@ -12,7 +12,7 @@ export type UpstreamCallOutcome =
   | { kind: 'refused'; code: string; message: string };
 
 /** A tool call that threw, and what of its connection explains why. */
-export interface FailedCall {
+interface FailedCall {
   timeoutMs: number;
   signal: AbortSignal;
   /** True once the connection has ended; asked only when the error itself does not say. */

@@ -5,7 +5,7 @@ import { audit, event, subject } from './mcp-ledger.js';
 import { diffTool } from './tool-digest.js';
 
 /** What a new discovery changes: the discovery, the bindings it unbinds, and their ledger. */
-export interface DiscoveryPlan {
+interface DiscoveryPlan {
   discovery: Discovery;
   bindings: McpBinding[];
   audit: AuditRecordDraft[];

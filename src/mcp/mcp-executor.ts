@@ -1,6 +1,7 @@
 import type { ExecutionRequest, ExecutionResult, Executor } from '../invocation/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import { boundOutput } from './bound-output.js';
 import { mcpExecution } from './mcp-descriptor.js';
 import type { McpService } from './mcp-service.js';
 import type { UpstreamCallOutcome } from './call-outcome.js';
@@ -80,31 +81,6 @@ export class McpExecutor implements Executor {
     }
     out.content = r.content;
     if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-    return bound(out, this.maxOutputBytes);
+    return boundOutput(out, this.maxOutputBytes);
   }
-}
-
-/** Cuts text content so the output's JSON stays within `max` bytes, and says so. */
-function bound(out: Record<string, unknown>, max: number): Record<string, unknown> {
-  const size = Buffer.byteLength(JSON.stringify(out));
-  if (size <= max) return out;
-  let budget = Math.floor(max / 2);
-  const content = (out.content as Record<string, unknown>[]).flatMap((c) => {
-    if (budget <= 0) return [];
-    if (c.type === 'text' && typeof c.text === 'string') {
-      const text = c.text.slice(0, budget);
-      budget -= text.length;
-      return [{ type: 'text', text }];
-    }
-    const len = JSON.stringify(c).length;
-    if (len > budget) return [];
-    budget -= len;
-    return [c];
-  });
-  const { structuredContent: _dropped, ...rest } = out;
-  return {
-    ...rest,
-    content,
-    truncated: { originalBytes: size, keptBytes: Buffer.byteLength(JSON.stringify(content)) },
-  };
 }

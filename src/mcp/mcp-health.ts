@@ -8,7 +8,7 @@ import type { ServerLifecycle } from './server-lifecycle.js';
 import type { ToolBindings } from './tool-bindings.js';
 
 /** Collaborators (shared with the MCP service) and settings of the {@link McpHealth} probe. */
-export interface McpHealthOptions {
+interface McpHealthOptions {
   store: McpStore;
   pool: UpstreamPool;
   /** The per-server lock every probe runs under. */

@@ -5,6 +5,7 @@ import {
   SECRET_NAME_PATTERN,
   SECRET_SCOPE_PATTERN,
   credentialNeedProblems,
+  credentialNeedSentences,
   credentialNeedSchema,
 } from '../secrets/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
@@ -153,7 +154,7 @@ function checkCredentials(raw: unknown, as: 'env' | 'header'): CredentialNeed[] 
       },
     };
   });
-  const problems = credentialNeedProblems(needs);
+  const problems = credentialNeedSentences(credentialNeedProblems(needs));
   if (problems.length > 0) throw invalid(`${at}: ${problems.join('; ')}.`, at);
   return needs.length > 0 ? needs : undefined;
 }

@@ -15,7 +15,7 @@ export interface RegisterServer {
 }
 
 /** Collaborators and settings of the {@link ServerLifecycle}. */
-export interface ServerLifecycleOptions {
+interface ServerLifecycleOptions {
   store: McpStore;
   clock: Clock;
   ids: IdGenerator;

@@ -30,7 +30,7 @@ export interface ReapproveResult {
 }
 
 /** Collaborators of the {@link ToolBindings}, shared with the MCP service. */
-export interface ToolBindingsOptions {
+interface ToolBindingsOptions {
   store: McpStore;
   clock: Clock;
   /** The per-server lock every change of a server runs under. */

@@ -15,7 +15,7 @@ export type CallReadiness =
   | { ok: false; code: string; message: string };
 
 /** Collaborators (shared with the MCP service) and settings of the {@link UpstreamCalls}. */
-export interface UpstreamCallsOptions {
+interface UpstreamCallsOptions {
   store: McpStore;
   pool: UpstreamPool;
   lifecycle: Pick<ServerLifecycle, 'server'>;

@@ -59,7 +59,7 @@ interface Entry {
 }
 
 /** A connection from the pool, and whether it was just made (so discovery must run again). */
-export interface PooledConnection {
+interface PooledConnection {
   conn: UpstreamConnection;
   fresh: boolean;
 }

@@ -10,7 +10,7 @@ import type {
 } from './upstream-connection-options.js';
 
 /** The transport of one connection, and the prepared (sandboxed) spawn it runs, if any. */
-export interface UpstreamTransport {
+interface UpstreamTransport {
   transport: Transport;
   launched: LaunchedStdio | null;
 }

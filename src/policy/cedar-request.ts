@@ -2,7 +2,7 @@ import type { CedarValueJson, Context, Entities, EntityUid } from '@cedar-policy
 import type { PolicyRequest } from './policy-request.js';
 
 /** The principal, action, resource, context and entities of one Cedar authorization call. */
-export interface CedarRequest {
+interface CedarRequest {
   principal: EntityUid;
   action: EntityUid;
   resource: EntityUid;
@@ -79,7 +79,7 @@ function requestEntities(req: PolicyRequest): Entities {
  *   Cedar would read them as escapes (an input must not be able to forge an entity reference).
  * Returns undefined for a value that has no Cedar form (null, a function).
  */
-export function toCedarValue(value: unknown): CedarValueJson | undefined {
+function toCedarValue(value: unknown): CedarValueJson | undefined {
   switch (typeof value) {
     case 'string':
     case 'boolean':

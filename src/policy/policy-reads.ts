@@ -1,7 +1,7 @@
 import type { PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 
 /** What a policy's conditions may read beyond the context's fixed facts. */
-export interface PolicyReads {
+interface PolicyReads {
   /**
    * True unless the policy provably never reads `context.input`: any `context.input`,
    * `context has input`, or use of `context` other than reading (or testing) one of its other

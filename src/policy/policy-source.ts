@@ -11,7 +11,7 @@ export interface ParsedPolicy {
 }
 
 /** A policy text split into its policies, or why it could not be. */
-export type ParsedPolicySource =
+type ParsedPolicySource =
   { ok: true; policies: ParsedPolicy[] } | { ok: false; errors: cedar.DetailedError[] };
 
 /**

@@ -1,5 +1,5 @@
 /** A 1-based line and column in a policy text. */
-export interface SourcePosition {
+interface SourcePosition {
   line: number;
   column: number;
 }

@@ -62,9 +62,7 @@ export interface HostLayout {
 }
 
 /** The environment the program sees: the spec's, a PATH, and with egress the proxy variables. */
-export function sandboxEnv(
-  spec: Pick<SandboxSpec, 'env' | 'egressSocket'>,
-): Record<string, string> {
+function sandboxEnv(spec: Pick<SandboxSpec, 'env' | 'egressSocket'>): Record<string, string> {
   const env: Record<string, string> = { ...spec.env };
   env.PATH ??= DEFAULT_PATH;
   if (spec.egressSocket !== null) {
@@ -158,7 +156,7 @@ export function bareBwrapArgs(
  * `'` as `'\''` and a newline as `'"$nl"'` (the slot shell defines `nl`). The shell that reads it
  * runs outside the sandbox, so this is the only quoting used and it has a test of its own.
  */
-export function shellQuote(word: string): string {
+function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`).replaceAll('\n', `'"$nl"'`)}'`;
 }
 

@@ -6,6 +6,7 @@ import {
   killPids,
   killUntilEmpty,
   makeRunDir,
+  OptionalControl,
   procsOf,
   readOptional,
   removeDirs,
@@ -34,6 +35,11 @@ export class CgroupV1 implements Cgroups {
   readonly ownerCanJoin = true;
   readonly canRename = true;
   private readonly mounts: string[];
+  /** Exists only with swap accounting. */
+  private readonly memsw = new OptionalControl(
+    'memory.memsw.limit_in_bytes',
+    'memory.limit_in_bytes',
+  );
 
   /** @param controllers the mount point of each controller found (memory, cpu and pids at least). */
   constructor(
@@ -61,7 +67,7 @@ export class CgroupV1 implements Cgroups {
   }
 
   existing(id: string): RunCgroupV1 {
-    return new RunCgroupV1(id, this.controllers, this.parent);
+    return new RunCgroupV1(id, this.controllers, this.parent, this.memsw);
   }
 
   removeParentIfEmpty(): void {
@@ -85,6 +91,7 @@ class RunCgroupV1 implements RunCgroup {
     readonly id: string,
     private readonly controllers: Partial<Record<V1Controller, string>>,
     private readonly parent: string,
+    private readonly memsw: OptionalControl,
   ) {
     this.dirs = [...new Set(Object.values(controllers))].map((m) => `${m}/${parent}/${id}`);
     this.procsFiles = this.dirs.map((d) => `${d}/cgroup.procs`);
@@ -101,9 +108,8 @@ class RunCgroupV1 implements RunCgroup {
     const memory = this.dir('memory');
     writeControl(`${memory}/memory.limit_in_bytes`, String(limits.memoryBytes));
     // memsw exists only with swap accounting; it must be set after (and ≥) the plain limit.
-    if (existsSync(`${memory}/memory.memsw.limit_in_bytes`)) {
-      writeControl(`${memory}/memory.memsw.limit_in_bytes`, String(limits.memoryBytes));
-    }
+    const memsw = this.memsw.in(memory);
+    if (memsw !== null) writeControl(memsw, String(limits.memoryBytes));
     const cpu = this.dir('cpu');
     const quota = Math.max(1000, Math.round(limits.cpus * CFS_PERIOD_US));
     writeControl(`${cpu}/cpu.cfs_period_us`, String(CFS_PERIOD_US));
@@ -132,7 +138,7 @@ class RunCgroupV1 implements RunCgroup {
       }
       throw err;
     }
-    return new RunCgroupV1(id, this.controllers, this.parent);
+    return new RunCgroupV1(id, this.controllers, this.parent, this.memsw);
   }
 
   async killAll(): Promise<void> {

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import {
   keyedValue,
   killUntilEmpty,
   makeRunDir,
+  OptionalControl,
   readOptional,
   removeDirs,
   rmdirQuietly,
@@ -23,6 +23,10 @@ export class CgroupV2 implements Cgroups {
   readonly description: string;
   readonly ownerCanJoin = false;
   readonly canRename = false;
+  private readonly controls = {
+    swapMax: new OptionalControl('memory.swap.max', 'memory.max'),
+    kill: new OptionalControl('cgroup.kill', 'cgroup.procs'),
+  };
 
   constructor(
     private readonly base: string,
@@ -44,7 +48,7 @@ export class CgroupV2 implements Cgroups {
   }
 
   existing(id: string): RunCgroup {
-    return new RunCgroupV2(id, `${this.base}/${this.parent}/${id}`);
+    return new RunCgroupV2(id, `${this.base}/${this.parent}/${id}`, this.controls);
   }
 
   removeParentIfEmpty(): void {
@@ -62,13 +66,15 @@ class RunCgroupV2 implements RunCgroup {
   constructor(
     readonly id: string,
     private readonly dir: string,
+    private readonly controls: { swapMax: OptionalControl; kill: OptionalControl },
   ) {
     this.procsFiles = [`${dir}/cgroup.procs`];
   }
 
   setLimits(limits: SandboxLimits): void {
     writeControl(`${this.dir}/memory.max`, String(limits.memoryBytes));
-    if (existsSync(`${this.dir}/memory.swap.max`)) writeControl(`${this.dir}/memory.swap.max`, '0');
+    const swapMax = this.controls.swapMax.in(this.dir);
+    if (swapMax !== null) writeControl(swapMax, '0');
     const quota = Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US));
     writeControl(`${this.dir}/cpu.max`, `${quota} ${CPU_PERIOD_US}`);
     writeControl(`${this.dir}/pids.max`, String(limits.pids));
@@ -79,7 +85,8 @@ class RunCgroupV2 implements RunCgroup {
   }
 
   async killAll(): Promise<void> {
-    if (existsSync(`${this.dir}/cgroup.kill`)) writeControl(`${this.dir}/cgroup.kill`, '1');
+    const kill = this.controls.kill.in(this.dir);
+    if (kill !== null) writeControl(kill, '1');
     await killUntilEmpty(this.procsFiles);
   }
 

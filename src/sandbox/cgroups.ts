@@ -1,4 +1,11 @@
-import { mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxLimits } from './sandbox.js';
 
@@ -170,4 +177,30 @@ export function rmdirQuietly(dir: string): void {
 /** Writes one value to a cgroup control file. */
 export function writeControl(path: string, value: string): void {
   writeFileSync(path, value);
+}
+
+/**
+ * Whether a control file that only some kernels or configurations have (`cgroup.kill`,
+ * `memory.swap.max`) exists in a tree's run cgroups. Every run cgroup of a tree has the same
+ * files, so it is asked of the first run directory that has `proof` (a file showing the controller
+ * is enabled there) and remembered for the life of the tree's {@link Cgroups}.
+ */
+export class OptionalControl {
+  private known: boolean | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly proof: string,
+  ) {}
+
+  /** The control file's path in the run directory `dir`, or null when this tree has none. */
+  in(dir: string): string | null {
+    if (this.known === undefined) {
+      const present = existsSync(`${dir}/${this.name}`);
+      // Absent from a directory without the proof says nothing (gone, or controller not on yet).
+      if (present || existsSync(`${dir}/${this.proof}`)) this.known = present;
+      else return null;
+    }
+    return this.known ? `${dir}/${this.name}` : null;
+  }
 }

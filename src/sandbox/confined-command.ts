@@ -20,9 +20,9 @@ export type ConfinedSpec = Pick<
 >;
 
 /** The descriptor the caller gives the seccomp filter on. */
-export const CONFINED_SECCOMP_FD = 3;
+const CONFINED_SECCOMP_FD = 3;
 /** The descriptor the caller gives `options` on, as a pipe (bubblewrap's `--args`). */
-export const CONFINED_OPTIONS_FD = 4;
+const CONFINED_OPTIONS_FD = 4;
 
 /**
  * A long-lived sandboxed process the caller spawns and talks to itself: spawn `file` with `args`

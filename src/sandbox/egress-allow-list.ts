@@ -5,7 +5,7 @@ import { normalizeHostName } from './egress-target.js';
 import type { EgressTarget } from './egress-target.js';
 
 /** The ports an entry without a port allows. */
-export const DEFAULT_EGRESS_PORTS: readonly number[] = [443, 80];
+const DEFAULT_EGRESS_PORTS: readonly number[] = [443, 80];
 
 type Entry =
   | { kind: 'name'; text: string; name: string; ports: readonly number[] }

@@ -75,7 +75,7 @@ export function rawResponse(status: number, text: string): string {
 }
 
 /** A TCP connection to one of the checked addresses. */
-export type Connected = { ok: true; socket: Socket; address: string } | { ok: false; why: string };
+type Connected = { ok: true; socket: Socket; address: string } | { ok: false; why: string };
 
 /**
  * Connects to the checked addresses in order, each with its own timeout, and returns the first

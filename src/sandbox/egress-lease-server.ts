@@ -29,7 +29,7 @@ export interface EgressLimits {
 }
 
 /** What a lease's proxy endpoint needs. */
-export interface EgressLeaseServerOptions {
+interface EgressLeaseServerOptions {
   socketPath: string;
   allowList: EgressAllowList;
   resolve: EgressResolver;

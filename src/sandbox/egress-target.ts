@@ -11,12 +11,12 @@ export interface EgressTarget {
 }
 
 /** A plain-HTTP target: the authority plus the origin-form path to send upstream. */
-export interface EgressHttpTarget extends EgressTarget {
+interface EgressHttpTarget extends EgressTarget {
   path: string;
 }
 
 /** A parse result: the target, or why the request is malformed (answered 400). */
-export type Parsed<T> = { ok: true; target: T } | { ok: false; reason: string };
+type Parsed<T> = { ok: true; target: T } | { ok: false; reason: string };
 
 /**
  * Lower-cases a DNS name and strips one trailing dot; `undefined` when it is not a name

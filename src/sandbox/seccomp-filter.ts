@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 const execFileAsync = promisify(execFile);
 
 /** Debian's python3 with the `seccomp` module (python3-seccomp); not a pyenv or venv python. */
-export const SECCOMP_PYTHON = '/usr/bin/python3';
+const SECCOMP_PYTHON = '/usr/bin/python3';
 
 /**
  * The filter, as a libseccomp program. Default allow; what it refuses returns EPERM (ENOSYS for

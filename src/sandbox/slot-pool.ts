@@ -80,7 +80,7 @@ export class Slot {
 }
 
 /** What a {@link SlotPool} needs. */
-export interface SlotPoolOptions {
+interface SlotPoolOptions {
   cgroups: Cgroups;
   spawner: SpawnerClient;
   /** The host user of the sandboxes when the gateway runs as root. */

@@ -51,7 +51,7 @@ export interface LaunchRequest {
 }
 
 /** Gateway → spawner: SIGKILL the slot's process, or stop reading its streams. */
-export interface ControlRequest {
+interface ControlRequest {
   type: 'kill' | 'release';
   key: string;
 }

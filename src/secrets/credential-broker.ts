@@ -1,6 +1,10 @@
 import { ErrorCode, GatehouseError, isGatehouseError, isoTime } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
-import { credentialNeedProblems, injectionTarget } from './credential-need.js';
+import {
+  credentialNeedProblems,
+  credentialNeedSentences,
+  injectionTarget,
+} from './credential-need.js';
 import type { CredentialNeed } from './credential-need.js';
 import type { SecretCipher } from './secret-cipher.js';
 import type { SecretStore, StoredSecret } from './secret-store.js';
@@ -105,7 +109,7 @@ export class CredentialBroker {
         { details: { invocationId, ttlMs } },
       );
     }
-    const problems = credentialNeedProblems(needs);
+    const problems = credentialNeedSentences(credentialNeedProblems(needs));
     if (problems.length > 0) {
       throw new GatehouseError(
         ErrorCode.INVALID_DESCRIPTOR,

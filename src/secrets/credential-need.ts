@@ -96,23 +96,38 @@ export function injectionTarget(inject: CredentialInjection): string {
 // Headers that frame the request; a credential must not set them.
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 
+/** One problem of a list of needs: where it is and what is wrong. */
+export interface CredentialNeedProblem {
+  /** JSON pointer of the need within its descriptor, e.g. `/credentials/3`. */
+  pointer: string;
+  /** What is wrong, e.g. `may not set the Host header`. */
+  message: string;
+}
+
 /**
  * What a schema cannot check in a list of needs that passed {@link credentialNeedsSchema}: two
- * needs injecting into the same place, and headers that frame the request. One sentence per
- * problem, naming the index; empty when the list is sound.
+ * needs injecting into the same place, and headers that frame the request. One problem per
+ * finding, pointing at the need; empty when the list is sound.
  */
-export function credentialNeedProblems(needs: readonly CredentialNeed[]): string[] {
-  const problems: string[] = [];
+export function credentialNeedProblems(needs: readonly CredentialNeed[]): CredentialNeedProblem[] {
+  const problems: CredentialNeedProblem[] = [];
   needs.forEach((need, i) => {
+    const pointer = `/credentials/${i}`;
     const first = needs.findIndex((other, j) => j < i && overlaps(other.inject, need.inject));
     if (first !== -1)
-      problems.push(
-        `credentials/${i} injects into ${injectionTarget(need.inject)}, as credentials/${first} already does`,
-      );
+      problems.push({
+        pointer,
+        message: `injects into ${injectionTarget(need.inject)}, as credentials/${first} already does`,
+      });
     if ('header' in need.inject && RESERVED_HEADERS.has(need.inject.header.toLowerCase()))
-      problems.push(`credentials/${i} may not set the ${need.inject.header} header`);
+      problems.push({ pointer, message: `may not set the ${need.inject.header} header` });
   });
   return problems;
+}
+
+/** Problems as sentences that name the need: `credentials/3 may not set the Host header`. */
+export function credentialNeedSentences(problems: readonly CredentialNeedProblem[]): string[] {
+  return problems.map((p) => `${p.pointer.slice(1)} ${p.message}`);
 }
 
 /** Two injections collide: the same variable or file, or the same header on a common host. */

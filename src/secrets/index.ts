@@ -10,9 +10,14 @@ export {
   credentialNeedSchema,
   credentialNeedsSchema,
   credentialNeedProblems,
+  credentialNeedSentences,
   injectionTarget,
 } from './credential-need.js';
-export type { CredentialInjection, CredentialNeed } from './credential-need.js';
+export type {
+  CredentialInjection,
+  CredentialNeed,
+  CredentialNeedProblem,
+} from './credential-need.js';
 export { MASTER_KEY_BYTES, MASTER_KEY_ENV, loadMasterKey, masterKeyId } from './master-key.js';
 export type { MasterKey, MasterKeyOptions } from './master-key.js';
 export { SecretCipher } from './secret-cipher.js';
@@ -28,5 +33,5 @@ export type {
 export { Redactor, patternRedactor } from './redactor.js';
 export type { BrokeredValue, RedactorOptions } from './redactor.js';
 export type { StreamRedactor } from './stream-redactor.js';
-export { RemovalEncoding, redactionMarker } from './redaction.js';
+export { RemovalEncoding, RemovalTally, redactionMarker } from './redaction.js';
 export type { Removal } from './redaction.js';

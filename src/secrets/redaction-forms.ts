@@ -11,7 +11,7 @@ import type { RedactionRule } from './redaction.js';
  * shorter values are removed in their plain, URL-encoded and JSON-escaped forms only. The plain
  * form is always removed, whatever its length.
  */
-export const MIN_ENCODED_FORM_LENGTH = 7;
+const MIN_ENCODED_FORM_LENGTH = 7;
 
 /** Characters no URL encoder changes. */
 const URL_SAFE = /^[A-Za-z0-9_.-]$/;

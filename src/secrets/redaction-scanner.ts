@@ -3,7 +3,7 @@ import { RemovalEncoding, redactionMarker } from './redaction.js';
 import type { RedactionRule, RemovalTally } from './redaction.js';
 
 /** One secret found in a text, by position. */
-export interface Hit {
+interface Hit {
   start: number;
   end: number;
   rule: RedactionRule;
@@ -13,7 +13,7 @@ export interface Hit {
 }
 
 /** What one pass over a text found. */
-export interface Scan {
+interface Scan {
   /** Non-overlapping hits, leftmost first, as one pass over the whole text would find them. */
   hits: Hit[];
   /**

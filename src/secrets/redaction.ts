@@ -74,12 +74,12 @@ export function escapeRegExp(text: string): string {
 export class RemovalTally {
   readonly #counts = new Map<string, Removal>();
 
-  /** Notes one removal. Safe to call any number of times. */
-  add(kind: string, encoding: RemovalEncoding | undefined): void {
+  /** Notes `count` removals (default one). Safe to call any number of times. */
+  add(kind: string, encoding: RemovalEncoding | undefined, count = 1): void {
     const key = `${kind}\u0000${encoding ?? ''}`;
     const found = this.#counts.get(key);
-    if (found) found.count += 1;
-    else this.#counts.set(key, encoding ? { kind, encoding, count: 1 } : { kind, count: 1 });
+    if (found) found.count += count;
+    else this.#counts.set(key, encoding ? { kind, encoding, count } : { kind, count });
   }
 
   /** A copy of the removals so far. */

@@ -16,7 +16,7 @@ import type { ValidatedDescriptor } from './validate-descriptor.js';
 import type { StoredAgentRelease, StoredDescriptor } from './tool-store.js';
 
 /** What planning an event may read of the registry, for one tenant. */
-export interface PlanContext {
+interface PlanContext {
   tenant: string;
   /** ISO 8601 time of the change. */
   now: string;
@@ -28,7 +28,7 @@ export interface PlanContext {
 }
 
 /** What applying one release event changes, with its audit records and events. */
-export interface Plan {
+interface Plan {
   result: 'applied' | 'duplicate' | 'unchanged';
   message: string;
   descriptor?: StoredDescriptor;

@@ -71,8 +71,7 @@ export function validateDescriptor(
   for (const problem of credentialNeedProblems(
     (d.credentials ?? []) as unknown as CredentialNeed[],
   )) {
-    const [where, ...rest] = problem.split(' ');
-    problems.push({ pointer: at(`/${where}`), message: rest.join(' ') });
+    problems.push({ pointer: at(problem.pointer), message: problem.message });
   }
   let validateInput: ValidateFunction | undefined;
   try {

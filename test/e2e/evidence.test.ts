@@ -259,6 +259,17 @@ describe('large output', () => {
       });
   });
 
+  it('is cut by bytes, never inside a character, and the marker counts bytes', async () => {
+    g = await startDemoGateway({ config: { maxOutputBytes: 1000 } });
+    const r = await echo(g, 'wide', '€'.repeat(2000));
+    const out = r.output as { preview: string; marker: string };
+    const kept = Buffer.byteLength(out.preview);
+    // 744 = the bound less the room left for the marker; '{"message":"' is 12 bytes, '€' 3.
+    expect(out.preview).toBe(`{"message":"${'€'.repeat(244)}`);
+    expect(kept).toBe(744);
+    expect(out.marker).toMatch(new RegExp(`^\\[output cut at ${kept} of 6014 bytes;`));
+  });
+
   it('within the bound is returned whole and stores no artifact', async () => {
     g = await startDemoGateway({ config: { maxOutputBytes: 1000 } });
     const r = await echo(g, 'small', 'y'.repeat(500));

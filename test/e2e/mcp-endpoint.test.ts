@@ -333,6 +333,18 @@ describe('POST /mcp refuses bad input and attacks', () => {
     expect(refused.map((r) => r.record.data.reason)).toEqual(['body-too-large']);
   });
 
+  it('refuses a body that is not JSON as INVALID_INPUT, saying so, and records it', async () => {
+    const before = await logSize(g);
+    const res = await rawPost({ authorization: `Bearer ${g.tokens.agent}` }, '{"jsonrpc":');
+    expect(JSON.parse(res.body)).toMatchObject({
+      error: { message: 'The request body is not valid JSON.', data: { code: 'INVALID_INPUT' } },
+    });
+    const refused = (await recordsSince(g, before)).filter(
+      (r) => r.record.type === 'mcp.request.refused',
+    );
+    expect(refused.map((r) => r.record.data.reason)).toEqual(['invalid-request']);
+  });
+
   it('refuses a request without a token with 401, a JWT with 401, and a reviewer with 403', async () => {
     expect((await rawPost({})).status).toBe(401);
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJvdGhlciJ9.c2lnbmF0dXJl';

@@ -414,9 +414,15 @@ describe('credentialNeedsSchema', () => {
         { ref: 'd', scope: 's', inject: { header: 'Host' } },
       ]),
     ).toEqual([
-      'credentials/1 injects into header:authorization@*, as credentials/0 already does',
-      'credentials/2 injects into header:authorization@b.com, as credentials/1 already does',
-      'credentials/3 may not set the Host header',
+      {
+        pointer: '/credentials/1',
+        message: 'injects into header:authorization@*, as credentials/0 already does',
+      },
+      {
+        pointer: '/credentials/2',
+        message: 'injects into header:authorization@b.com, as credentials/1 already does',
+      },
+      { pointer: '/credentials/3', message: 'may not set the Host header' },
     ]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalStateError } from '../../src/core/index.js';
 import { base64Inner } from '../../src/secrets/redaction-forms.js';
+import { RemovalTally } from '../../src/secrets/redaction.js';
 import { Redactor } from '../../src/secrets/redactor.js';
 
 const SECRET = 'tok_9f?>>~x?~z/+k';
@@ -266,5 +267,28 @@ describe('Redactor: speed', () => {
     const { text: out, removals } = r.redactText(text);
     expect(out.endsWith('[REDACTED:brokered:v1]')).toBe(true);
     expect(removals).toEqual([{ kind: 'brokered:v1', encoding: 'plain', count: 1 }]);
+  });
+});
+
+describe('RemovalTally', () => {
+  it('sums counts by kind and encoding, in the order first seen', () => {
+    const tally = new RemovalTally();
+    tally.add('jwt', undefined);
+    tally.add('brokered:a', 'base64', 2);
+    tally.add('jwt', undefined, 3);
+    tally.add('brokered:a', 'hex');
+    tally.add('brokered:a', 'base64');
+    expect(tally.list()).toEqual([
+      { kind: 'jwt', count: 4 },
+      { kind: 'brokered:a', encoding: 'base64', count: 3 },
+      { kind: 'brokered:a', encoding: 'hex', count: 1 },
+    ]);
+  });
+
+  it('lists a copy', () => {
+    const tally = new RemovalTally();
+    tally.add('jwt', undefined);
+    tally.list()[0]!.count = 99;
+    expect(tally.list()).toEqual([{ kind: 'jwt', count: 1 }]);
   });
 });

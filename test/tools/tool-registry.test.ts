@@ -371,6 +371,28 @@ describe('ToolRegistry: malformed events and descriptors', () => {
     expect(pointers(err)).toEqual(['/data/descriptor/outputSchema']);
   });
 
+  it('refuses credentials that collide or frame the request, pointing at each', async () => {
+    const err = await invalidDescriptor(
+      descriptor({
+        credentials: [
+          { ref: 'a', scope: 's', inject: { env: 'TOKEN' } },
+          { ref: 'b', scope: 's', inject: { env: 'TOKEN' } },
+          { ref: 'c', scope: 's', inject: { header: 'Content-Length' } },
+        ],
+      }),
+    );
+    expect(err.details.violations).toEqual([
+      {
+        pointer: '/data/descriptor/credentials/1',
+        message: 'injects into env:TOKEN, as credentials/0 already does',
+      },
+      {
+        pointer: '/data/descriptor/credentials/2',
+        message: 'may not set the Content-Length header',
+      },
+    ]);
+  });
+
   it('refuses an unknown kind', async () => {
     const err = await invalidDescriptor({ ...descriptor(), kind: 'quantum' });
     expect(pointers(err)).toEqual(['/data/descriptor/kind']);

@@ -5,7 +5,7 @@ import { objectBody, optionalString, stringField } from '../request-parsing.js';
 import type { Route } from '../route.js';
 
 /** What the MCP server routes need. */
-export interface McpServerRouteServices {
+interface McpServerRouteServices {
   mcp: McpService;
   /** Publishes release events (the tool registry's `applyEvents`). */
   publish: (tenant: string, events: unknown[], actor: string) => Promise<unknown>;

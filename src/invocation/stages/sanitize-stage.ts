@@ -1,5 +1,7 @@
-import { canonicalJson, sha256Hex } from '../../core/index.js';
+import { canonicalJson, sha256Hex, utf8Prefix } from '../../core/index.js';
 import type { ArtifactStore } from '../../audit/index.js';
+import { RemovalTally } from '../../secrets/index.js';
+import type { Removal } from '../../secrets/index.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
@@ -22,7 +24,7 @@ export async function sanitizeStage(
     invocation: record.id,
     untrusted: true,
   };
-  const removals: { kind: string; encoding?: string; count: number }[] = [];
+  const removals: Removal[] = [];
   const clean = <T>(value: T): T => {
     const r = ctx.redactor.redactJson(value);
     removals.push(...r.removals);
@@ -43,11 +45,11 @@ export async function sanitizeStage(
       note = `output of ${bytes} bytes is within the ${maxOutputBytes}-byte bound`;
     } else {
       const artifact = await artifacts.put(Buffer.from(full));
-      const preview = full.slice(0, Math.max(0, maxOutputBytes - 256));
+      const preview = utf8Prefix(full, maxOutputBytes - 256);
       record.output = {
         truncated: true,
         preview,
-        marker: `[output cut at ${preview.length} of ${bytes} bytes; the whole output is artifact sha256:${artifact}]`,
+        marker: `[output cut at ${Buffer.byteLength(preview)} of ${bytes} bytes; the whole output is artifact sha256:${artifact}]`,
         artifact,
       };
       record.outputInfo = {
@@ -60,11 +62,10 @@ export async function sanitizeStage(
       note = `output of ${bytes} bytes cut to the ${maxOutputBytes}-byte bound; kept whole as artifact ${artifact}`;
     }
   }
-  record.redactions = merge([
-    ...record.redactions,
-    ...removals,
-    ...ctx.captures.flatMap((c) => c.removals()),
-  ]);
+  const tally = new RemovalTally();
+  for (const r of [...record.redactions, ...removals, ...ctx.captures.flatMap((c) => c.removals())])
+    tally.add(r.kind, r.encoding, r.count);
+  record.redactions = tally.list();
   const removed = record.redactions
     .map(
       (r) =>
@@ -76,17 +77,4 @@ export async function sanitizeStage(
     reason: `${note}; ${removed ? `removed ${removed}` : 'no secrets found'}`,
     ...(record.redactions.length > 0 ? { details: { redactions: record.redactions } } : {}),
   };
-}
-
-function merge(
-  list: { kind: string; encoding?: string; count: number }[],
-): { kind: string; encoding?: string; count: number }[] {
-  const by = new Map<string, { kind: string; encoding?: string; count: number }>();
-  for (const r of list) {
-    const key = `${r.kind}\u0000${r.encoding ?? ''}`;
-    const seen = by.get(key);
-    if (seen) seen.count += r.count;
-    else by.set(key, { ...r });
-  }
-  return [...by.values()];
 }

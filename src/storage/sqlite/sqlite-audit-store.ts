@@ -1,17 +1,14 @@
 import type { AuditStore, Checkpoint, StoredAuditRecord } from '../../audit/index.js';
 import type { AuditRecordDraft } from '../../core/index.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-import { appendLedger } from './sqlite-ledger.js';
+import { appendAuditRecords } from './sqlite-ledger.js';
 
 /** {@link AuditStore} on SQLite. */
 export class SqliteAuditStore implements AuditStore {
   constructor(private readonly db: SqliteDatabase) {}
 
   append(records: AuditRecordDraft[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    return this.db.write(() => {
-      appendLedger(this.db, { audit: records, events: [] });
-    });
+    return appendAuditRecords(this.db, records);
   }
 
   size(tenant: string): Promise<number> {

@@ -20,7 +20,7 @@ export interface SqliteDatabaseOptions {
 type Statement = Database.Statement<unknown[], unknown>;
 
 /** Makes a named stand-in for a value of a fixed-shape query (typed to fit any column). */
-export type Placeholders = (name: string) => never;
+type Placeholders = (name: string) => never;
 
 /**
  * The embedded SQLite database: better-sqlite3 in WAL mode, Kysely as the query builder (its

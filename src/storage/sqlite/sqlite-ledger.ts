@@ -1,5 +1,10 @@
 import { canonicalBytes } from '../../core/index.js';
-import type { AuditPosition, AuditRecord, LedgerEntries } from '../../core/index.js';
+import type {
+  AuditPosition,
+  AuditRecord,
+  AuditRecordDraft,
+  LedgerEntries,
+} from '../../core/index.js';
 import { leafHash } from '../../audit/index.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -70,4 +75,15 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
     );
   }
   return positions;
+}
+
+/**
+ * Appends audit records on their own, in one write transaction of their own (nothing for an empty
+ * list): `AuditStore.append` and `SecretStore.appendAudit` on SQLite.
+ */
+export function appendAuditRecords(db: SqliteDatabase, records: AuditRecordDraft[]): Promise<void> {
+  if (records.length === 0) return Promise.resolve();
+  return db.write(() => {
+    appendLedger(db, { audit: records, events: [] });
+  });
 }

@@ -7,7 +7,7 @@ import type {
   StoredSecret,
 } from '../../secrets/index.js';
 import type { Tables } from '../schema/tables.js';
-import { appendLedger } from './sqlite-ledger.js';
+import { appendAuditRecords, appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
 type SecretRow = Tables['secrets'];
@@ -110,10 +110,7 @@ export class SqliteSecretStore implements SecretStore {
   }
 
   appendAudit(records: AuditRecordDraft[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    return this.db.write(() => {
-      appendLedger(this.db, { audit: records, events: [] });
-    });
+    return appendAuditRecords(this.db, records);
   }
 
   private top(tenant: string, name: string): number {
