@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet, ReceiptPredicate } from '../../src/audit/index.js';
+import { addAgent } from './agents.js';
 import type { DemoGateway } from './gateway-fixture.js';
 
 /** A `shell` descriptor running `sh -c {/script}`, with `extra` laid over it. */
@@ -40,23 +41,11 @@ export async function publishAgent(
   agentId: string,
   tools: Record<string, unknown>[],
 ): Promise<string> {
-  const events = [
-    ...tools.map((d) => ({
-      id: `test:${String(d.id)}@${String(d.version)}`,
-      type: 'AssetReleasePublished',
-      data: { assetId: d.id, version: d.version, descriptor: d, inFlightPolicy: 'finish' },
-    })),
-    {
-      id: `test:agent/${agentId}@1.0.0`,
-      type: 'AgentReleasePublished',
-      data: {
-        agentId,
-        version: '1.0.0',
-        closure: tools.map((d) => ({ id: d.id, version: d.version })),
-        policy: { maxClass: 'production' },
-      },
-    },
-  ];
+  const events = tools.map((d) => ({
+    id: `test:${String(d.id)}@${String(d.version)}`,
+    type: 'AssetReleasePublished',
+    data: { assetId: d.id, version: d.version, descriptor: d, inFlightPolicy: 'finish' },
+  }));
   const published = await g.inject<{ results: { result: string; message: string }[] }>(
     'POST',
     '/v1/events',
@@ -64,17 +53,8 @@ export async function publishAgent(
   );
   expect(published.status, JSON.stringify(published.body)).toBe(200);
   for (const r of published.body.results) expect(r.result, r.message).toBe('applied');
-  const principal = await g.inject<{ token: string }>('POST', '/v1/principals', {
-    token: g.tokens.admin,
-    body: {
-      name: `${agentId}-principal`,
-      roles: ['agent'],
-      project: 'web',
-      agent: `${agentId}@1.0.0`,
-    },
-  });
-  expect(principal.status, JSON.stringify(principal.body)).toBe(201);
-  return principal.body.token;
+  const closure = tools.map((d) => ({ id: String(d.id), version: String(d.version) }));
+  return (await addAgent(g, agentId, closure)).token;
 }
 
 /** The receipt of an invocation, verified against `GET /v1/receipt-keys`; throws if it does not verify. */

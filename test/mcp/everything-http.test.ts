@@ -1,23 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamEgress } from '../../src/mcp/index.js';
+import { freePort } from '../helpers/ports.js';
 import { McpHarness, TENANT } from './mcp-harness.js';
 
 const entry = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-
-function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
-}
 
 /** Starts server-everything over Streamable HTTP and resolves once it listens. */
 function startHttp(port: number): Promise<ChildProcess> {

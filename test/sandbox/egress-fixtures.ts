@@ -65,13 +65,6 @@ export function startOrigin(): Promise<Started & { seen: Seen[] }> {
   return listen(server).then((started) => ({ ...started, seen }));
 }
 
-/** A port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
-export async function freePort(): Promise<number> {
-  const s = await listen(createServer());
-  await s.close();
-  return s.port;
-}
-
 /** The answer to a CONNECT: status, the tunnel socket, and for a refusal the text body. */
 export interface Tunnel {
   status: number;

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressProxy } from '../../src/sandbox/egress-proxy.js';
 import type { EgressLease } from '../../src/sandbox/egress-proxy.js';
-import { freePort, startOrigin } from './egress-fixtures.js';
+import { freePort } from '../helpers/ports.js';
+import { startOrigin } from './egress-fixtures.js';
 import type { Started } from './egress-fixtures.js';
 
 const SOCAT = '/usr/bin/socat';

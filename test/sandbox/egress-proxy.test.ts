@@ -5,10 +5,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ErrorCode, IllegalStateError, isGatehouseError } from '../../src/core/index.js';
 import { EgressProxy } from '../../src/sandbox/egress-proxy.js';
 import type { EgressDecision } from '../../src/sandbox/egress-proxy.js';
+import { freePort } from '../helpers/ports.js';
 import {
   closed,
   connectThrough,
-  freePort,
   getThrough,
   rawExchange,
   roundTrip,
