@@ -1,5 +1,8 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 
+// One pattern for every length bound: compiling a RegExp per request showed in the profile.
+const BEARER = /^Bearer ([\x21-\x7e]+)$/;
+
 /**
  * The token of an `Authorization: Bearer <token>` header: printable ASCII, at most `maxLength`.
  * `noun` names the token in messages (`token`, `agent token`).
@@ -11,8 +14,8 @@ export function bearerToken(header: string | undefined, noun: string, maxLength:
       ErrorCode.UNAUTHENTICATED,
       `Authorization header missing: send "Authorization: Bearer <${noun}>".`,
     );
-  const token = new RegExp(`^Bearer ([\\x21-\\x7e]{1,${maxLength}})$`).exec(header)?.[1];
-  if (token === undefined)
+  const token = BEARER.exec(header)?.[1];
+  if (token === undefined || token.length > maxLength)
     throw new GatehouseError(
       ErrorCode.UNAUTHENTICATED,
       `Authorization header must be "Bearer <${noun}>".`,

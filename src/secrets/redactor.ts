@@ -70,13 +70,18 @@ export class Redactor {
         if (Array.isArray(v)) return v.map(walk);
         const out: Record<string, unknown> = {};
         for (const [key, inner] of Object.entries(v)) {
-          // defineProperty, so a "__proto__" key stays a key.
-          Object.defineProperty(out, this.#redact(key, tally), {
-            value: walk(inner),
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
+          const k = this.#redact(key, tally);
+          const value = walk(inner);
+          // defineProperty only where assignment would not make a key ("__proto__"): it costs
+          // several times a plain assignment, and every call's trace is walked here.
+          if (k === '__proto__') {
+            Object.defineProperty(out, k, {
+              value,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
+          } else out[k] = value;
         }
         return out;
       } finally {
