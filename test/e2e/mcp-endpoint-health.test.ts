@@ -1,7 +1,8 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteMcpStore } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 
 let g: DemoGateway;
@@ -17,11 +18,7 @@ const EVERYTHING = [
 beforeAll(async () => {
   g = await startDemoGateway({ listen: true });
   serverId = (await g.gateway.mcp.list('acme')).find((s) => s.name === 'everything')!.id;
-  const transport = new StreamableHTTPClientTransport(new URL(`${g.url!}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${g.tokens.agent}` } },
-  });
-  client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
-  await client.connect(transport);
+  ({ client } = await connectMcp(`${g.url!}/mcp`, g.tokens.agent));
 });
 afterAll(async () => {
   await client?.close().catch(() => undefined);

@@ -1,8 +1,9 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mcpExecution } from '../../src/mcp/index.js';
 import { SqliteMcpStore } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 
 let g: DemoGateway;
@@ -10,11 +11,7 @@ let client: Client;
 
 beforeAll(async () => {
   g = await startDemoGateway({ listen: true });
-  const transport = new StreamableHTTPClientTransport(new URL(`${g.url!}/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${g.tokens.agent}` } },
-  });
-  client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
-  await client.connect(transport);
+  ({ client } = await connectMcp(`${g.url!}/mcp`, g.tokens.agent));
 });
 afterAll(async () => {
   await client?.close().catch(() => undefined);
