@@ -106,13 +106,18 @@ export class SqliteMcpStore implements McpStore {
     });
   }
 
+  // get, discovery and binding are read on every tool call (the call check): fixed shapes, so
+  // they run on prepared statements without building the query again.
   get(tenant: string, id: string): Promise<McpServerRecord | undefined> {
-    const row = this.db.first(
-      this.db.kysely
-        .selectFrom('mcp_servers')
-        .select('record')
-        .where('tenant', '=', tenant)
-        .where('id', '=', id),
+    const row = this.db.firstShaped(
+      'mcp-server',
+      (p) =>
+        this.db.kysely
+          .selectFrom('mcp_servers')
+          .select('record')
+          .where('tenant', '=', p('tenant'))
+          .where('id', '=', p('id')),
+      { tenant, id },
     );
     return Promise.resolve(row ? (JSON.parse(row.record) as McpServerRecord) : undefined);
   }
@@ -143,12 +148,15 @@ export class SqliteMcpStore implements McpStore {
   }
 
   discovery(tenant: string, serverId: string): Promise<Discovery | undefined> {
-    const row = this.db.first(
-      this.db.kysely
-        .selectFrom('mcp_discoveries')
-        .select('record')
-        .where('tenant', '=', tenant)
-        .where('server_id', '=', serverId),
+    const row = this.db.firstShaped(
+      'mcp-discovery',
+      (p) =>
+        this.db.kysely
+          .selectFrom('mcp_discoveries')
+          .select('record')
+          .where('tenant', '=', p('tenant'))
+          .where('server_id', '=', p('serverId')),
+      { tenant, serverId },
     );
     return Promise.resolve(row ? (JSON.parse(row.record) as Discovery) : undefined);
   }
@@ -166,13 +174,16 @@ export class SqliteMcpStore implements McpStore {
   }
 
   binding(tenant: string, serverId: string, tool: string): Promise<McpBinding | undefined> {
-    const row = this.db.first(
-      this.db.kysely
-        .selectFrom('mcp_bindings')
-        .select('record')
-        .where('tenant', '=', tenant)
-        .where('server_id', '=', serverId)
-        .where('tool', '=', tool),
+    const row = this.db.firstShaped(
+      'mcp-binding',
+      (p) =>
+        this.db.kysely
+          .selectFrom('mcp_bindings')
+          .select('record')
+          .where('tenant', '=', p('tenant'))
+          .where('server_id', '=', p('serverId'))
+          .where('tool', '=', p('tool')),
+      { tenant, serverId, tool },
     );
     return Promise.resolve(row ? (JSON.parse(row.record) as McpBinding) : undefined);
   }
