@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isGatehouseError } from '../../src/core/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { logSize, recordsSince } from '../helpers/audit-records.js';
 import { publishAgent } from '../helpers/sandbox-tools.js';
 import { buildFixture } from '../fixtures/build-fixture.js';
 import { ACTOR, TENANT } from './mcp-harness.js';
@@ -36,7 +37,7 @@ afterAll(async () => {
   rmSync(configs, { recursive: true, force: true });
 });
 
-function envUpstream(name: string) {
+function envUpstream(name: string, extra: Record<string, unknown> = {}) {
   const file = join(configs, `${name}.json`);
   writeFileSync(
     file,
@@ -49,6 +50,7 @@ function envUpstream(name: string) {
           behaviour: 'env',
         },
       ],
+      ...extra,
     }),
     { mode: 0o644 },
   );
@@ -92,6 +94,36 @@ describe('credentials of upstream MCP servers come from the broker', () => {
     );
     const stored = await g.gateway.mcp.get(TENANT, server.id);
     expect(JSON.stringify(stored)).not.toContain(SECRET);
+    await g.gateway.mcp.retire(TENANT, server.id, ACTOR);
+  });
+
+  it('redacts the brokered value from the stderr line of an upstream that prints it and fails to start', async () => {
+    const server = await g.gateway.mcp.register(TENANT, ACTOR, {
+      name: 'leaky-upstream',
+      transport: {
+        type: 'stdio',
+        ...envUpstream('leaky-upstream', {
+          refuseStart: true,
+          stderr: 'Error: the key $UPSTREAM_TOKEN was rejected',
+        }),
+        credentials: [{ ref: 'upstream-token', scope: 'mcp', inject: { env: 'UPSTREAM_TOKEN' } }],
+      },
+    });
+    const from = await logSize(g);
+    const err = await g.gateway.mcp.verify(TENANT, server.id, ACTOR).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    // The upstream printed the value it was given; the gateway says what it printed, redacted.
+    expect(err?.message).toMatch(
+      /\(stderr: Error: the key \[REDACTED:brokered:upstream-token\] was rejected\)/,
+    );
+    expect(err?.message).not.toContain(SECRET);
+    expect(JSON.stringify(await g.gateway.mcp.get(TENANT, server.id))).not.toContain(SECRET);
+    // The real broker issued the value (recorded), and no record holds it.
+    const records = await recordsSince(g, from);
+    expect(records.map((r) => r.record.type)).toContain('credential.issued');
+    expect(JSON.stringify(records)).not.toContain(SECRET);
     await g.gateway.mcp.retire(TENANT, server.id, ACTOR);
   });
 
