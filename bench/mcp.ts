@@ -15,73 +15,82 @@ import type { DemoTokens } from '../src/app/index.js';
 import { spawnEverything, spawnSupergateway } from './everything.js';
 import { spawnServer } from './load.js';
 import type { ChildServer } from './load.js';
-import { collectGarbage, timeSequential } from './measure.js';
+import { collectGarbage, timeInterleaved, timeSequential } from './measure.js';
 import type { Timing } from './measure.js';
 
 const GOVERNED_TOOL = 'everything_echo__1_0_0';
 
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
-/** The governed, the direct and the proxied echo, sequential, after `warmup` calls each. */
+/**
+ * The governed, the direct and the proxied echo, sequential, after `warmup` calls each. The three
+ * run side by side and take turns call by call, so load on the machine falls on all of them alike.
+ */
 export async function mcpBench(
   dataDir: string,
   children: ChildServer[],
   calls: number,
   warmup: number,
 ): Promise<{ governed: Timing; direct: Timing; proxied: Timing }> {
-  // The ungoverned sides first, so the governed side's checkpoints cannot land in theirs.
-  const direct = await measureUngoverned(spawnEverything, children, calls, warmup);
-  collectGarbage();
-  const proxied = await measureUngoverned(spawnSupergateway, children, calls, warmup);
-  collectGarbage();
-  const governed = await measureGoverned(dataDir, children, calls, warmup);
-  return { governed, direct, proxied };
+  const clients: Client[] = [];
+  const before = children.length;
+  try {
+    const direct = await ungoverned(spawnEverything, children, clients);
+    const proxied = await ungoverned(spawnSupergateway, children, clients);
+    const governed = await governedEcho(dataDir, children, clients);
+    const sides = [governed.call, direct, proxied];
+    for (const call of sides) await timeSequential(warmup, (i) => call(`warm-${i}`));
+    collectGarbage();
+    const [g, d, p] = await timeInterleaved(
+      calls,
+      sides.map((call) => (i) => call(`seq-${i}`)),
+    );
+    await governed.checkLastReceipt();
+    return { governed: g!, direct: d!, proxied: p! };
+  } finally {
+    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    // Stopped now, so the benchmarks after these do not share the machine with them.
+    await Promise.all(children.slice(before).map((c) => c.close()));
+  }
 }
 
-async function measureGoverned(
+/** One echo call; `key` names it (the governed side makes it the call's idempotency key). */
+type EchoCall = (key: string) => Promise<void>;
+
+/** A demo gateway serving the governed echo at `/mcp`, and a check of its last call's receipt. */
+async function governedEcho(
   dataDir: string,
   children: ChildServer[],
-  calls: number,
-  warmup: number,
-): Promise<Timing> {
+  clients: Client[],
+): Promise<{ call: EchoCall; checkLastReceipt: () => Promise<void> }> {
   const server = await spawnServer([cli, 'serve', '--demo', '--data', dataDir, '--port', '0'], {
     GATEHOUSE_LOG_REQUESTS: '0',
   });
   children.push(server);
-  let client: Client | undefined;
-  try {
-    const tokens = JSON.parse(
-      await readFile(join(dataDir, 'demo-tokens.json'), 'utf8'),
-    ) as DemoTokens;
-    client = await connect(`${server.url}/mcp`, { authorization: `Bearer ${tokens.agent}` });
-    const listed = (await client.listTools()).tools.map((t) => t.name);
-    if (!listed.includes(GOVERNED_TOOL)) {
-      throw new Error(`/mcp does not list ${GOVERNED_TOOL}; it lists ${listed.join(', ')}`);
-    }
-    const run = randomUUID();
-    let lastInvocation = '';
-    const c = client;
-    const call = async (key: string): Promise<void> => {
-      const r = await c.callTool({
-        name: GOVERNED_TOOL,
-        arguments: { message: 'hello' },
-        _meta: { 'gatehouse/idempotencyKey': key },
-      });
-      const meta = r._meta ?? {};
-      if (r.isError || meta['gatehouse/status'] !== 'observed') {
-        throw new Error(`governed echo: ${JSON.stringify(r).slice(0, 500)}`);
-      }
-      lastInvocation = meta['gatehouse/invocationId'] as string;
-    };
-    await timeSequential(warmup, (i) => call(`${run}-warm-${i}`));
-    collectGarbage();
-    const timing = await timeSequential(calls, (i) => call(`${run}-seq-${i}`));
-    await checkReceipt(server.url, tokens.agent, lastInvocation);
-    return timing;
-  } finally {
-    await client?.close().catch(() => undefined);
-    await server.close();
+  const tokens = JSON.parse(
+    await readFile(join(dataDir, 'demo-tokens.json'), 'utf8'),
+  ) as DemoTokens;
+  const client = await connect(`${server.url}/mcp`, { authorization: `Bearer ${tokens.agent}` });
+  clients.push(client);
+  const listed = (await client.listTools()).tools.map((t) => t.name);
+  if (!listed.includes(GOVERNED_TOOL)) {
+    throw new Error(`/mcp does not list ${GOVERNED_TOOL}; it lists ${listed.join(', ')}`);
   }
+  const run = randomUUID();
+  let lastInvocation = '';
+  const call = async (key: string): Promise<void> => {
+    const r = await client.callTool({
+      name: GOVERNED_TOOL,
+      arguments: { message: 'hello' },
+      _meta: { 'gatehouse/idempotencyKey': `${run}-${key}` },
+    });
+    const meta = r._meta ?? {};
+    if (r.isError || meta['gatehouse/status'] !== 'observed') {
+      throw new Error(`governed echo: ${JSON.stringify(r).slice(0, 500)}`);
+    }
+    lastInvocation = meta['gatehouse/invocationId'] as string;
+  };
+  return { call, checkLastReceipt: () => checkReceipt(server.url, tokens.agent, lastInvocation) };
 }
 
 /** The last governed call has a signed receipt that verifies against the gateway's keys. */
@@ -96,32 +105,19 @@ async function checkReceipt(url: string, token: string, invocation: string): Pro
 }
 
 /** server-everything's own `echo` at `/mcp` of the server that `spawn` starts. */
-async function measureUngoverned(
+async function ungoverned(
   spawn: () => Promise<ChildServer>,
   children: ChildServer[],
-  calls: number,
-  warmup: number,
-): Promise<Timing> {
+  clients: Client[],
+): Promise<EchoCall> {
   const server = await spawn();
   children.push(server);
-  let client: Client | undefined;
-  try {
-    client = await connect(`${server.url}/mcp`, {});
-    const c = client;
-    const call = async (): Promise<void> => {
-      const r = await c.callTool({
-        name: 'echo',
-        arguments: { message: 'hello' },
-      });
-      if (r.isError) throw new Error(`echo at ${server.url}: ${JSON.stringify(r).slice(0, 500)}`);
-    };
-    await timeSequential(warmup, call);
-    collectGarbage();
-    return await timeSequential(calls, call);
-  } finally {
-    await client?.close().catch(() => undefined);
-    await server.close();
-  }
+  const client = await connect(`${server.url}/mcp`, {});
+  clients.push(client);
+  return async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+    if (r.isError) throw new Error(`echo at ${server.url}: ${JSON.stringify(r).slice(0, 500)}`);
+  };
 }
 
 async function connect(url: string, headers: Record<string, string>): Promise<Client> {

@@ -45,6 +45,32 @@ export async function timeSequential(
   return summarize(samples, now() - start);
 }
 
+/**
+ * Runs each of `fns` `n` times, one call at a time, taking turns (the order rotates every round),
+ * so drift on the machine falls on every side alike. Calls per second is over each side's own
+ * time.
+ */
+export async function timeInterleaved(
+  n: number,
+  fns: readonly ((i: number) => Promise<unknown>)[],
+): Promise<Timing[]> {
+  const samples = fns.map((): number[] => []);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < fns.length; k++) {
+      const side = (i + k) % fns.length;
+      const t = now();
+      await fns[side]!(i);
+      samples[side]!.push(now() - t);
+    }
+  }
+  return samples.map((s) =>
+    summarize(
+      s,
+      s.reduce((a, b) => a + b, 0),
+    ),
+  );
+}
+
 /** Runs `fn` `n` times in total with `inFlight` calls outstanding at all times, timing each. */
 export async function timeConcurrent(
   n: number,
