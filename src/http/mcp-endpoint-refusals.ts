@@ -58,7 +58,10 @@ export async function recordRefusal(
 /** Text an agent sent, as it may be recorded: known secret patterns removed, cut to 256 characters. */
 export function boundedText(text: string): string {
   const clean = patternRedactor().redactText(text).text;
-  return clean.length > 256 ? `${clean.slice(0, 256)}…` : clean;
+  if (clean.length <= 256) return clean;
+  // Never end on the first half of a surrogate pair.
+  const end = /[\uD800-\uDBFF]/.test(clean[255]!) ? 255 : 256;
+  return `${clean.slice(0, end)}…`;
 }
 
 /** A session id as it may be recorded: its SHA-256, since the id itself lets one use the session. */
