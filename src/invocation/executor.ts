@@ -1,5 +1,5 @@
 import type { Environment, SideEffectClass } from '../core/index.js';
-import type { BrokeredValue } from '../secrets/index.js';
+import type { BrokeredValue, Redactor } from '../secrets/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
 import type { OutputCapture } from './output-capture.js';
 
@@ -51,6 +51,8 @@ export type ExecutionResult = (
    * drops them from the result. Never stored.
    */
   secrets?: BrokeredValue[];
+  /** A redactor of exactly `secrets`, compiled once by their connection, to use when the call has no own credentials. */
+  secretsRedactor?: Redactor;
 };
 
 /** Runs tools of one kind. */

@@ -50,10 +50,6 @@ export class InvocationService {
   private readonly inFlight = new Map<string, { hash: string; done: Promise<InvocationRecord> }>();
   private readonly running = new Map<string, Running>();
   private closing = false;
-  /**
-   * Removes known secret patterns; a call that gets credentials swaps in its own. Built once:
-   * compiling the patterns costs more than a native call's whole pipeline stage.
-   */
 
   constructor(private readonly o: InvocationServiceOptions) {}
 

@@ -1,4 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
+import { utf8Prefix } from '../core/index.js';
 import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
 import type { Removal } from '../secrets/index.js';
 
@@ -82,10 +83,7 @@ export class OutputCapture {
     }
     this.writer.write(buf);
     if (room <= 0) return;
-    this.kept += buf
-      .subarray(0, room)
-      .toString('utf8')
-      .replace(/\uFFFD$/, '');
+    this.kept += utf8Prefix(text, room);
     this.keptBytes += room;
   }
 }

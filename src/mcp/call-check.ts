@@ -12,11 +12,35 @@ export interface CallRefusal {
 /** A call's server and binding when it may go upstream, or why it may not. */
 export type CallCheck = { ok: true; server: McpServerRecord; binding: McpBinding } | CallRefusal;
 
+/** Where a check finds a server's binding of a tool and its last discovery. */
+export interface CallCheckSource {
+  binding: (tool: string) => Promise<McpBinding | undefined>;
+  discovery: () => Promise<Discovery | undefined>;
+}
+
 /**
  * Whether a call of `descriptor` may go upstream: the server active (degraded fails fast), the tool
- * bound to exactly this descriptor version, and listed upstream with the approved digest. Reads
- * only as far as the first refusal (at most the server, the binding and the discovery).
+ * bound to exactly this descriptor version, and listed upstream with the approved digest. Asks
+ * `from` only as far as the first refusal.
  */
+export async function checkServerCall(
+  serverId: string,
+  server: McpServerRecord | undefined,
+  tool: string,
+  descriptor: { id: string; version: string },
+  from: CallCheckSource,
+): Promise<CallCheck> {
+  const down = serverRefusal(serverId, server);
+  if (down) return down;
+  const binding = await from.binding(tool);
+  const unbound = bindingRefusal(serverId, tool, descriptor, binding);
+  if (unbound) return unbound;
+  const gone = listingRefusal(serverId, tool, binding!, await from.discovery());
+  if (gone) return gone;
+  return { ok: true, server: server!, binding: binding! };
+}
+
+/** {@link checkServerCall} on the store: at most the server, the binding and the discovery read. */
 export async function checkCall(
   store: McpStore,
   tenant: string,
@@ -24,22 +48,14 @@ export async function checkCall(
   tool: string,
   descriptor: { id: string; version: string },
 ): Promise<CallCheck> {
-  const server = await store.get(tenant, serverId);
-  const down = serverRefusal(serverId, server);
-  if (down) return down;
-  const binding = await store.binding(tenant, serverId, tool);
-  const unbound = bindingRefusal(serverId, tool, descriptor, binding);
-  if (unbound) return unbound;
-  const gone = listingRefusal(serverId, tool, binding!, await store.discovery(tenant, serverId));
-  if (gone) return gone;
-  return { ok: true, server: server!, binding: binding! };
+  return checkServerCall(serverId, await store.get(tenant, serverId), tool, descriptor, {
+    binding: (t) => store.binding(tenant, serverId, t),
+    discovery: () => store.discovery(tenant, serverId),
+  });
 }
 
 /** Why no call may go to this server now (missing, degraded, not active), or null. */
-export function serverRefusal(
-  serverId: string,
-  server: McpServerRecord | undefined,
-): CallRefusal | null {
+function serverRefusal(serverId: string, server: McpServerRecord | undefined): CallRefusal | null {
   if (!server)
     return {
       ok: false,
@@ -63,7 +79,7 @@ export function serverRefusal(
 }
 
 /** Why the tool's binding does not let `descriptor` be called (none, another, unbound), or null. */
-export function bindingRefusal(
+function bindingRefusal(
   serverId: string,
   tool: string,
   descriptor: { id: string; version: string },
@@ -97,7 +113,7 @@ export function bindingRefusal(
 }
 
 /** Why the server's last discovery does not list the bound tool with its approved digest, or null. */
-export function listingRefusal(
+function listingRefusal(
   serverId: string,
   tool: string,
   binding: McpBinding,

@@ -1,20 +1,25 @@
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 
 const SETPRIV = '/usr/bin/setpriv';
 
 /** Whether the setpriv at a path knows `--pdeathsig`, asked once per path (a fact of the host). */
-const pdeathsig = new Map<string, boolean>();
+const pdeathsig = new Map<string, Promise<boolean>>();
 
 /**
  * True when the `setpriv` at `path` exists and knows `--pdeathsig` (util-linux 2.33 and later;
  * an older one rejects the option, so nothing behind it would start). Runs `setpriv --help` the
- * first time for a path, synchronously, and remembers the answer. Never throws.
+ * first time for a path, off the event loop, and remembers the answer. Never rejects.
  */
-export function setprivHasPdeathsig(path: string): boolean {
+export function setprivHasPdeathsig(path: string): Promise<boolean> {
   let known = pdeathsig.get(path);
   if (known === undefined) {
-    const help = spawnSync(path, ['--help'], { encoding: 'utf8', timeout: 5000 });
-    known = help.error === undefined && `${help.stdout}${help.stderr}`.includes('--pdeathsig');
+    known = new Promise((resolve) => {
+      execFile(path, ['--help'], { encoding: 'utf8', timeout: 5000 }, (err, stdout, stderr) => {
+        // An old setpriv may exit non-zero for --help; what it printed still tells.
+        const spawned = err === null || typeof (err as { code?: unknown }).code === 'number';
+        resolve(spawned && `${stdout}${stderr}`.includes('--pdeathsig'));
+      });
+    });
     pdeathsig.set(path, known);
   }
   return known;
@@ -26,11 +31,11 @@ export function setprivHasPdeathsig(path: string): boolean {
  * ignores the end of its stdin (setpriv execs the server, so the pid stays the server's);
  * otherwise the server itself.
  */
-export function dieWithGateway(
+export async function dieWithGateway(
   command: string,
   args: string[],
   setpriv = SETPRIV,
-): { command: string; args: string[] } {
-  if (!setprivHasPdeathsig(setpriv)) return { command, args };
+): Promise<{ command: string; args: string[] }> {
+  if (!(await setprivHasPdeathsig(setpriv))) return { command, args };
   return { command: setpriv, args: ['--pdeathsig', 'KILL', '--', command, ...args] };
 }

@@ -51,7 +51,9 @@ export class McpExecutor implements Executor {
     const result = this.result(req, outcome);
     // The connection's credentials go to the call's sanitizer with the result (never stored).
     const secrets = ready.conn.secrets;
-    return secrets.length > 0 ? { ...result, secrets } : result;
+    return secrets.length > 0
+      ? { ...result, secrets, secretsRedactor: ready.conn.redactor }
+      : result;
   }
 
   private result(req: ExecutionRequest, outcome: UpstreamCallOutcome): ExecutionResult {

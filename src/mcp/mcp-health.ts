@@ -1,4 +1,5 @@
 import type { McpServerState } from './mcp-server.js';
+import { describeError } from './call-outcome.js';
 import type { McpStore } from './mcp-store.js';
 import type { McpSettings } from './mcp-service-options.js';
 import { BackingOff } from './upstream-pool.js';
@@ -100,7 +101,7 @@ export class McpHealth {
         // Replaces a re-probe a loss reported during this probe set with the count before it.
         this.reprobeIn(tenant, id, this.reprobeDelay(id));
         if (now.state === 'active' && n >= this.o.settings.failuresToDegrade) {
-          const reason = `${n} health probes failed in a row; last: ${(err as Error).message}`;
+          const reason = `${n} health probes failed in a row; last: ${describeError(err)}`;
           return (await this.o.lifecycle.move(now, 'degraded', 'system', reason)).state;
         }
         return now.state;

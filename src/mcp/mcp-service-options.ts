@@ -1,7 +1,6 @@
 import type { Clock, IdGenerator } from '../core/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 import type { McpStore } from './mcp-store.js';
-import { defaultCheckUrl } from './server-identity.js';
 import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
 import type { UpstreamFetch } from './upstream-fetch.js';
 
@@ -12,7 +11,7 @@ export interface McpServiceOptions {
   ids: IdGenerator;
   /**
    * Egress check of HTTP upstream URLs at registration: null when allowed, else why not. The URL
-   * has passed {@link defaultCheckUrl} (a URL, http or https, no credentials) and the
+   * has passed `defaultCheckUrl` (a URL, http or https, no credentials) and the
    * credential needs their checks first. Default: nothing more.
    */
   checkUrl?: (url: string) => string | null;
@@ -69,7 +68,7 @@ export type McpSettings = Required<
 /** The settings of `o`, with the defaults for those it leaves out. */
 export function mcpSettings(o: McpServiceOptions): McpSettings {
   return {
-    checkUrl: o.checkUrl ?? defaultCheckUrl,
+    checkUrl: o.checkUrl ?? (() => null),
     probeIntervalMs: o.probeIntervalMs ?? 30_000,
     failuresToDegrade: o.failuresToDegrade ?? 3,
     reprobeMs: o.reprobeMs ?? 1000,

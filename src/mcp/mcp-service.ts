@@ -1,4 +1,5 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
+import { describeError } from './call-outcome.js';
 import type { Discovery, McpBinding } from './mcp-binding.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpServerRecord, McpServerState } from './mcp-server.js';
@@ -117,7 +118,7 @@ export class McpService {
         await this.pool.drop(id);
         throw new GatehouseError(
           credentialCode(err) ?? ErrorCode.UNAVAILABLE,
-          `Could not verify server ${id}: ${(err as Error).message}`,
+          `Could not verify server ${id}: ${describeError(err)}`,
           { cause: err },
         );
       }
@@ -245,7 +246,7 @@ export class McpService {
     tool: string,
     descriptor: { id: string; version: string },
   ): Promise<boolean> {
-    return this.calls.isCallable(tenant, serverId, tool, descriptor);
+    return this.calls.view(tenant).isCallable(serverId, tool, descriptor);
   }
 
   /**
@@ -260,7 +261,7 @@ export class McpService {
     tool: string,
     descriptor: { id: string; version: string },
   ): Promise<boolean> {
-    return this.calls.isBound(tenant, serverId, tool, descriptor);
+    return this.calls.view(tenant).isBound(serverId, tool, descriptor);
   }
 
   /**

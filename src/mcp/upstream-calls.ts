@@ -5,14 +5,15 @@ import type { McpSettings } from './mcp-service-options.js';
 import type { UpstreamConnection } from './upstream-connection.js';
 import type { UpstreamPool } from './upstream-pool.js';
 import { checkCall } from './call-check.js';
+import type { CallRefusal } from './call-check.js';
+import { describeError } from './call-outcome.js';
 import { credentialCode } from './credential-code.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
 import { UpstreamView } from './upstream-view.js';
 
 /** Why a call cannot go upstream, or the connection and binding it goes through. */
 export type CallReadiness =
-  | { ok: true; conn: UpstreamConnection; binding: McpBinding }
-  | { ok: false; code: string; message: string };
+  { ok: true; conn: UpstreamConnection; binding: McpBinding } | CallRefusal;
 
 /** Collaborators (shared with the MCP service) and settings of the {@link UpstreamCalls}. */
 interface UpstreamCallsOptions {
@@ -48,7 +49,7 @@ export class UpstreamCalls {
       return {
         ok: false,
         code: credentialCode(err) ?? 'SERVER_UNAVAILABLE',
-        message: `MCP server ${serverId} cannot be reached: ${(err as Error).message}`,
+        message: `MCP server ${serverId} cannot be reached: ${describeError(err)}`,
       };
     }
     if (!pooled.fresh) return { ok: true, conn: pooled.conn, binding: first.binding };
@@ -59,7 +60,7 @@ export class UpstreamCalls {
       return {
         ok: false,
         code: 'SERVER_UNAVAILABLE',
-        message: `MCP server ${serverId} reconnected but discovery failed: ${(err as Error).message}`,
+        message: `MCP server ${serverId} reconnected but discovery failed: ${describeError(err)}`,
       };
     }
     const again = await checkCall(this.o.store, tenant, serverId, tool, descriptor);
@@ -72,27 +73,6 @@ export class UpstreamCalls {
         message: `MCP server ${serverId} disconnected`,
       };
     return { ok: true, conn, binding: again.binding };
-  }
-
-  /** See `McpService.isCallable`: {@link isBound}, and the pool's memory of failed attempts. */
-  async isCallable(
-    tenant: string,
-    serverId: string,
-    tool: string,
-    descriptor: { id: string; version: string },
-  ): Promise<boolean> {
-    if (this.o.pool.unreachable(serverId)) return false;
-    return this.isBound(tenant, serverId, tool, descriptor);
-  }
-
-  /** See `McpService.isBound`: stored state only. */
-  async isBound(
-    tenant: string,
-    serverId: string,
-    tool: string,
-    descriptor: { id: string; version: string },
-  ): Promise<boolean> {
-    return (await checkCall(this.o.store, tenant, serverId, tool, descriptor)).ok;
   }
 
   /** See `McpService.view`: one tenant's stored state, read once for many checks. */
@@ -122,7 +102,7 @@ export class UpstreamCalls {
     } catch (err) {
       throw new GatehouseError(
         ErrorCode.UNAVAILABLE,
-        `MCP server ${serverId} cannot be reached: ${(err as Error).message}`,
+        `MCP server ${serverId} cannot be reached: ${describeError(err)}`,
         { cause: err },
       );
     }
@@ -130,7 +110,7 @@ export class UpstreamCalls {
       return await op(conn, this.o.settings.requestTimeoutMs);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      const message = err instanceof Error ? err.message : String(err);
+      const message = describeError(err);
       // -32602 invalid params, -32002 resource not found: the request's fault, not the server's.
       if (code === -32602 || code === -32002)
         throw new GatehouseError(

@@ -54,8 +54,6 @@ interface Entry {
   /** Failed attempts in a row. */
   attempts: number;
   nextAttemptAt: number;
-  /** True once a connection was made: a later one is a reconnect. */
-  connectedBefore: boolean;
 }
 
 /** A connection from the pool, and whether it was just made (so discovery must run again). */
@@ -83,7 +81,7 @@ export class UpstreamPool {
     if (this.closed) throw new Error('the gateway is shutting down');
     let e = this.entries.get(server.id);
     if (!e) {
-      e = { conn: null, opening: null, attempts: 0, nextAttemptAt: 0, connectedBefore: false };
+      e = { conn: null, opening: null, attempts: 0, nextAttemptAt: 0 };
       this.entries.set(server.id, e);
     }
     if (e.conn && !e.conn.isClosed) return { conn: e.conn, fresh: false };
@@ -101,9 +99,7 @@ export class UpstreamPool {
       entry.conn = conn;
       entry.attempts = 0;
       entry.nextAttemptAt = 0;
-      const fresh = true;
-      entry.connectedBefore = true;
-      return { conn, fresh };
+      return { conn, fresh: true };
     } catch (err) {
       entry.attempts += 1;
       entry.nextAttemptAt =

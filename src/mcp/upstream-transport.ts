@@ -38,7 +38,7 @@ export async function createTransport(o: UpstreamConnectionOptions): Promise<Ups
     ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: o.maxMessageBytes })
     : o.transport.type === 'stdio'
       ? new StdioClientTransport({
-          ...dieWithGateway(o.transport.command, o.transport.args),
+          ...(await dieWithGateway(o.transport.command, o.transport.args)),
           ...(Object.keys(env).length > 0 ? { env } : {}),
           stderr: 'pipe',
           maxBufferSize: o.maxMessageBytes,

@@ -3,11 +3,11 @@ import type { Discovery, McpBinding } from './mcp-binding.js';
 import { mcpExecution } from './mcp-descriptor.js';
 import type { McpServerRecord } from './mcp-server.js';
 import type { McpStore } from './mcp-store.js';
-import { bindingRefusal, listingRefusal, serverRefusal } from './call-check.js';
+import { checkServerCall } from './call-check.js';
 import type { CallCheck } from './call-check.js';
 
 /** Collaborators of an {@link UpstreamView}. */
-export interface UpstreamViewOptions {
+interface UpstreamViewOptions {
   store: McpStore;
   tenant: string;
   /** Whether the pool's last attempt to reach the server failed (see `McpService.isCallable`). */
@@ -72,15 +72,10 @@ export class UpstreamView {
     descriptor: { id: string; version: string },
   ): Promise<CallCheck> {
     const server = (await (this.byId ??= this.servers().then(byId))).get(serverId);
-    const down = serverRefusal(serverId, server);
-    if (down) return down;
-    const { bindings, discovery } = await this.toolsOf(serverId);
-    const binding = bindings.get(tool);
-    const unbound = bindingRefusal(serverId, tool, descriptor, binding);
-    if (unbound) return unbound;
-    const gone = listingRefusal(serverId, tool, binding!, discovery);
-    if (gone) return gone;
-    return { ok: true, server: server!, binding: binding! };
+    return checkServerCall(serverId, server, tool, descriptor, {
+      binding: async (t) => (await this.toolsOf(serverId)).bindings.get(t),
+      discovery: async () => (await this.toolsOf(serverId)).discovery,
+    });
   }
 
   private toolsOf(serverId: string): Promise<ServerTools> {

@@ -71,16 +71,16 @@ describe('an unsandboxed stdio server dies with the gateway', () => {
       `#!/bin/sh\necho asked >> ${asked}\necho 'Usage: setpriv [options] <program> [<argument>...]'\necho ' --nnp, --no-new-privs       disallow granting new privileges'\n`,
     );
     chmodSync(old, 0o755);
-    expect(dieWithGateway('node', ['server.js'], old)).toEqual({
+    expect(await dieWithGateway('node', ['server.js'], old)).toEqual({
       command: 'node',
       args: ['server.js'],
     });
-    expect(dieWithGateway('node', ['other.js'], old)).toEqual({
+    expect(await dieWithGateway('node', ['other.js'], old)).toEqual({
       command: 'node',
       args: ['other.js'],
     });
     expect(readFileSync(asked, 'utf8')).toBe('asked\n');
-    expect(dieWithGateway('node', [], join(h.dir, 'no-such-setpriv'))).toEqual({
+    expect(await dieWithGateway('node', [], join(h.dir, 'no-such-setpriv'))).toEqual({
       command: 'node',
       args: [],
     });
@@ -88,8 +88,8 @@ describe('an unsandboxed stdio server dies with the gateway', () => {
     const recent = join(h.dir, 'recent-setpriv');
     writeFileSync(recent, `#!/bin/sh\necho ' --pdeathsig keep|clear|<signame>'\n`);
     chmodSync(recent, 0o755);
-    expect(setprivHasPdeathsig(recent)).toBe(true);
-    expect(dieWithGateway('node', ['server.js'], recent)).toEqual({
+    expect(await setprivHasPdeathsig(recent)).toBe(true);
+    expect(await dieWithGateway('node', ['server.js'], recent)).toEqual({
       command: recent,
       args: ['--pdeathsig', 'KILL', '--', 'node', 'server.js'],
     });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
-import { readInput } from './client-commands.js';
+import { print, readInput } from './client-commands.js';
 
 interface SecretView {
   name: string;
@@ -12,10 +12,6 @@ interface SecretView {
 interface ValueOptions {
   valueFile: string;
   keepNewline?: boolean;
-}
-
-function print(text: string): void {
-  process.stdout.write(`${text}\n`);
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {

@@ -1,5 +1,4 @@
 import { Redactor } from '../../secrets/index.js';
-import type { BrokeredValue } from '../../secrets/index.js';
 import type { Executor, ExecutionResult } from '../executor.js';
 import type { OutputCapture } from '../output-capture.js';
 import type { PipelineContext } from '../pipeline-context.js';
@@ -53,9 +52,14 @@ export async function executeStage(
     .finally(() => clearTimeout(timer));
   if (result.secrets !== undefined) {
     // The connection's secrets join the call's, so sanitizing removes them from output and errors.
+    const own = ctx.credentials?.values ?? [];
     if (result.secrets.length > 0)
-      ctx.redactor = redactorFor(ctx.credentials?.values ?? [], result.secrets);
+      ctx.redactor =
+        own.length === 0 && result.secretsRedactor
+          ? result.secretsRedactor
+          : new Redactor([...own, ...result.secrets]);
     delete result.secrets;
+    delete result.secretsRedactor;
   }
   ctx.execution = result;
   const egress = record.egress;
@@ -77,19 +81,4 @@ function describe(r: ExecutionResult): string {
     case 'uncertain':
       return `an effect may have happened: ${r.message}`;
   }
-}
-
-/** Redactors of upstream connections' secrets, by their (unchanging) array: compiled once each. */
-const connectionRedactors = new WeakMap<BrokeredValue[], Redactor>();
-
-/**
- * The redactor of a call's own credentials and its upstream connection's secrets. Without own
- * credentials (the usual MCP call) it is the connection's, compiled once and kept while the
- * connection's secrets live.
- */
-function redactorFor(own: BrokeredValue[], upstream: BrokeredValue[]): Redactor {
-  if (own.length > 0) return new Redactor([...own, ...upstream]);
-  let r = connectionRedactors.get(upstream);
-  if (!r) connectionRedactors.set(upstream, (r = new Redactor(upstream)));
-  return r;
 }
