@@ -1,35 +1,17 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import type { DemoTokens } from '../../src/app/index.js';
 import { InvocationStatus } from '../../src/invocation/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import type { ErrorBody } from '../helpers/gateway-fixture.js';
-import { api, ensureBuilt, firstRunning, runCli, spawnServer } from '../helpers/cli.js';
-import type { ServerProcess } from '../helpers/cli.js';
+import { api, firstRunning, runCli, useServers } from '../helpers/cli.js';
 
-beforeAll(() => {
-  ensureBuilt();
-});
-
-const servers: ServerProcess[] = [];
-let dir: string | undefined;
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.kill();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
-
-async function start(data: string): Promise<ServerProcess> {
-  const s = await spawnServer(data);
-  servers.push(s);
-  return s;
-}
+const { start, tempDir } = useServers();
 
 const sleepCall = {
   tool: { id: 'demo/sleep', version: '1.0.0' },
@@ -39,7 +21,7 @@ const sleepCall = {
 
 describe('a Gatehouse killed with SIGKILL while a call runs', () => {
   it('restarts with the call uncertain, receipted, not retryable, and the log intact', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gatehouse-crash-'));
+    const dir = tempDir('gatehouse-crash-');
     const first = await start(dir);
     const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
 

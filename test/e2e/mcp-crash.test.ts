@@ -1,25 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import {} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, ensureBuilt, spawnServer } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { api, useServers } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
 import type { Proc } from '../helpers/processes.js';
 import { cgroupDirsNamed, leaseRows } from '../helpers/sandbox-tools.js';
 
-beforeAll(() => {
-  ensureBuilt();
-});
-
-const servers: ServerProcess[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.kill('SIGTERM');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { start, tempDir } = useServers();
 
 /** The demo's server-everything processes under the gateway (it connects while seeding). */
 async function upstreamOf(gateway: ServerProcess): Promise<Proc[]> {
@@ -40,10 +30,8 @@ async function gone(procs: Proc[]): Promise<Proc[]> {
 
 describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => {
   it('a sandboxed stdio upstream dies with it; the restart reaps its cgroup and lease', async (ctx) => {
-    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-mcp-crash-'));
-    dirs.push(dir);
-    const first = await spawnServer(dir);
-    servers.push(first);
+    const dir = tempDir('gatehouse-mcp-crash-');
+    const first = await start(dir);
     const upstream = await upstreamOf(first);
     const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
     const lease = leaseRows(db).find((l) => l.holder.startsWith('mcp/') && l.status === 'active');
@@ -57,8 +45,7 @@ describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => 
     await first.kill('SIGKILL');
     expect(await gone(upstream)).toEqual([]);
 
-    const second = await spawnServer(dir);
-    servers.push(second);
+    const second = await start(dir);
     expect(cgroupDirsNamed(lease!.id)).toEqual([]);
     await second.kill('SIGTERM');
     const after = new Database(join(dir, 'gatehouse.db'), { readonly: true });
@@ -70,10 +57,8 @@ describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => 
   });
 
   it('an unsandboxed stdio upstream dies with it too (the kernel kills it, not its stdin closing)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-mcp-crash-plain-'));
-    dirs.push(dir);
-    const first = await spawnServer(dir, 20_000, { GATEHOUSE_SANDBOX: 'off' });
-    servers.push(first);
+    const dir = tempDir('gatehouse-mcp-crash-plain-');
+    const first = await start(dir, 20_000, { GATEHOUSE_SANDBOX: 'off' });
     const upstream = await upstreamOf(first);
     // Stopped, the server cannot read the end of its stdin: only a signal ends it.
     for (const p of upstream) process.kill(p.pid, 'SIGSTOP');

@@ -1,33 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { api, ensureBuilt, firstRunning, spawnServer } from '../helpers/cli.js';
+import { api, firstRunning, useServers } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
-import type { ServerProcess } from '../helpers/cli.js';
 import { cgroupDirsNamed, leaseRows, processesMatching } from '../helpers/sandbox-tools.js';
 
-beforeAll(() => {
-  ensureBuilt();
-});
-
-const servers: ServerProcess[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  // SIGTERM: a server still up closes its sandboxes, so a failed test leaves no orphans.
-  for (const s of servers.splice(0)) await s.kill('SIGTERM');
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-async function start(data: string): Promise<ServerProcess> {
-  const s = await spawnServer(data);
-  servers.push(s);
-  return s;
-}
+const { start, tempDir, removeAfter } = useServers();
 
 /** The workspace directories of a lease, wherever this build keeps workspaces. */
 function workspaceDirs(dataDir: string, leaseId: string): string[] {
@@ -39,8 +22,7 @@ function workspaceDirs(dataDir: string, leaseId: string): string[] {
 
 describe('a Gatehouse killed with SIGKILL while a sandboxed call runs', () => {
   it('leaves no sandbox process, cgroup or workspace behind after restart, and the lease reaped', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-sandbox-crash-'));
-    dirs.push(dir);
+    const dir = tempDir('gatehouse-sandbox-crash-');
     const first = await start(dir);
     const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
     const mark = `sleep 59.${process.pid % 1000}`;
@@ -65,7 +47,7 @@ describe('a Gatehouse killed with SIGKILL while a sandboxed call runs', () => {
     expect(workspaces).toHaveLength(1);
     // Workspaces may live outside the data directory (a sandbox root): remove that too at the end.
     const root = dirname(dirname(workspaces[0]!));
-    if (!root.startsWith(dir)) dirs.push(root);
+    if (!root.startsWith(dir)) removeAfter(root);
     const oldRun = processTree(first.pid).filter((p) => p.pid !== first.pid);
     expect(oldRun.some((p) => p.cmdline.includes(mark))).toBe(true);
 

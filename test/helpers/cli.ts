@@ -1,7 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll } from 'vitest';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -140,4 +143,40 @@ export async function firstRunning<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
   return undefined;
+}
+
+/**
+ * Gateways a test file spawns, and the scratch directories they use: after each test every server
+ * still up gets SIGTERM (so it closes its sandboxes and a failed test leaves no orphans) and the
+ * directories are removed. Call at a file's top level; builds the CLI first if needed.
+ */
+export function useServers(): {
+  start: (...args: Parameters<typeof spawnServer>) => Promise<ServerProcess>;
+  tempDir: (prefix: string) => string;
+  removeAfter: (path: string) => void;
+} {
+  const servers: ServerProcess[] = [];
+  const dirs: string[] = [];
+  beforeAll(() => {
+    ensureBuilt();
+  });
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.kill('SIGTERM');
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    start: async (...args) => {
+      const s = await spawnServer(...args);
+      servers.push(s);
+      return s;
+    },
+    tempDir: (prefix) => {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(dir);
+      return dir;
+    },
+    removeAfter: (path) => {
+      dirs.push(path);
+    },
+  };
 }
