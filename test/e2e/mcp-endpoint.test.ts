@@ -3,6 +3,7 @@ import { ProtocolError } from '@modelcontextprotocol/client';
 import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/core/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import { verifiedReceipt } from '../helpers/sandbox-tools.js';
@@ -205,7 +206,7 @@ describe('POST /mcp with the official SDK client', () => {
   });
 
   it('refuses a tool name outside the closure with a protocol error', async () => {
-    const { client } = await connect();
+    const { client, transport } = await connect();
     const before = await logSize(g);
     const err = await client.callTool({ name: 'evil_tool__1_0_0', arguments: {} }).then(
       () => undefined,
@@ -218,11 +219,13 @@ describe('POST /mcp with the official SDK client', () => {
       (r) => r.record.type === 'mcp.tool.refused',
     );
     expect(refused).toHaveLength(1);
+    const agentId = g.gateway.directory.authenticate(g.tokens.agent)!.id;
     expect(refused[0]!.record).toMatchObject({
-      subject: `principal/${refused[0]!.record.actor}`,
+      actor: agentId,
+      subject: `principal/${agentId}`,
       data: { code: 'INVALID_INPUT', reason: 'not-in-closure', name: 'evil_tool__1_0_0' },
     });
-    expect(refused[0]!.record.data.sessionSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(refused[0]!.record.data.sessionSha256).toBe(sha256Hex(transport.sessionId!));
 
     // A long name with a token in it is recorded bounded and redacted, message included.
     const token = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;

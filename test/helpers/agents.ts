@@ -12,15 +12,20 @@ export async function addAgent(
   closure = [{ id: 'demo/echo', version: '1.0.0' }],
   maxClass = 'production',
 ): Promise<{ id: string; token: string }> {
-  const published = await g.inject('POST', '/v1/events', {
-    token: g.tokens.admin,
-    body: {
-      id: `test:agent/${agentId}@1.0.0`,
-      type: 'AgentReleasePublished',
-      data: { agentId, version: '1.0.0', closure, policy: { maxClass } },
+  const published = await g.inject<{ results: { result: string; message: string }[] }>(
+    'POST',
+    '/v1/events',
+    {
+      token: g.tokens.admin,
+      body: {
+        id: `test:agent/${agentId}@1.0.0`,
+        type: 'AgentReleasePublished',
+        data: { agentId, version: '1.0.0', closure, policy: { maxClass } },
+      },
     },
-  });
+  );
   expect(published.status, JSON.stringify(published.body)).toBe(200);
+  for (const r of published.body.results) expect(r.result, r.message).toBe('applied');
   const principal = await g.gateway.directory.addPrincipal(
     {
       tenant: 'acme',
