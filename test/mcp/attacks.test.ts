@@ -120,8 +120,9 @@ describe('misbehaving upstreams', () => {
   });
 
   it('a lost upstream is probed again at once: unlisted while unreachable, degraded in moments, active when back', async () => {
-    // Re-probes 200, 400, 800 ms after the loss; the third failure degrades it.
-    h = await McpHarness.open({ failuresToDegrade: 3, reprobeMs: 200 });
+    // Re-probes 1, 2 and 4 s after the loss; the third failure degrades it. The seconds between
+    // the first failure and the third leave room to see it unlisted but not yet degraded.
+    h = await McpHarness.open({ failuresToDegrade: 3, reprobeMs: 1000 });
     const up = h.upstream({ tools: [tool('ping', 'echo')] });
     const { id, descriptors } = await h.ready('dies', up.transport, [
       { tool: 'ping', class: 'read', id: 'fixture.ping' },
@@ -131,15 +132,15 @@ describe('misbehaving upstreams', () => {
     h.rewrite(up.file, { tools: [tool('ping', 'echo')], refuseStart: true });
     process.kill((await h.mcp.connectionPid(TENANT, id))!, 'SIGKILL');
     // No probe was asked for: the lost connection itself starts them.
-    await until(async () => !(await h!.mcp.isCallable(TENANT, id, 'ping', ref)));
+    await until(async () => !(await h!.mcp.isCallable(TENANT, id, 'ping', ref)), 10_000);
     // Unlisted as soon as a reconnect failed, before the server is degraded.
     expect((await h.mcp.get(TENANT, id)).server.state).toBe('active');
     // Still bound by the stored state: its resources and prompts answer an outage, not a refusal.
     expect(await h.mcp.isBound(TENANT, id, 'ping', ref)).toBe(true);
-    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded');
+    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded', 15_000);
     expect(await h.call(descriptors.ping!, {})).toMatchObject({ status: 'failed' });
     h.rewrite(up.file, { tools: [tool('ping', 'echo')] });
-    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'active', 10_000);
+    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'active', 15_000);
     expect(await h.mcp.isCallable(TENANT, id, 'ping', ref)).toBe(true);
     expect((await h.call(descriptors.ping!, { n: 1 })).status).toBe('observed');
   });
@@ -157,18 +158,18 @@ describe('misbehaving upstreams', () => {
   });
 
   it('a probe while a reconnect backs off counts no failure; the re-probe comes when the backoff ends', async () => {
-    h = await McpHarness.open({ failuresToDegrade: 2, baseBackoffMs: 400, maxBackoffMs: 400 });
+    h = await McpHarness.open({ failuresToDegrade: 2, baseBackoffMs: 2000, maxBackoffMs: 2000 });
     const up = h.upstream({ tools: [tool('ping', 'echo')] });
     const { id } = await h.ready('backing-off', up.transport, []);
     expect(await h.mcp.probe(TENANT, id)).toBe('active');
     h.rewrite(up.file, { tools: [tool('ping', 'echo')], refuseStart: true });
     process.kill((await h.mcp.connectionPid(TENANT, id))!, 'SIGKILL');
     await until(async () => (await h!.mcp.connectionPid(TENANT, id)) === null);
-    // One real attempt fails; the next probe lands inside the 400 ms backoff and makes none.
+    // One real attempt fails; the next probe lands inside the 2 s backoff and makes none.
     expect(await h.mcp.probe(TENANT, id)).toBe('active');
     expect(await h.mcp.probe(TENANT, id)).toBe('active');
     // No probe was asked for: the one scheduled for the end of the backoff makes attempt two.
-    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded');
+    await until(async () => (await h!.mcp.get(TENANT, id)).server.state === 'degraded', 10_000);
     const { stateReason } = (await h.mcp.get(TENANT, id)).server;
     expect(stateReason).toMatch(/^2 health probes failed in a row; last: MCP handshake failed/);
     expect(stateReason).not.toMatch(/reconnecting after/);

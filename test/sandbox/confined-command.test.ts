@@ -79,8 +79,12 @@ describe.skipIf(fixture.unavailable !== null)(
       });
       expect(c.args.join(' ')).not.toContain('canary-7f3a');
       const running = spawnConfined(c);
+      let ended = false;
+      const end = () => (ended = true);
+      running.then(end, end);
       let cmdlines = '';
-      for (let i = 0; i < 10; i++) {
+      // Sampled until the program is seen or has ended, however slowly bubblewrap starts.
+      while (!ended && !cmdlines.includes('SECRET_CANARY')) {
         await new Promise((r) => setTimeout(r, 20));
         for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
           try {
