@@ -8,14 +8,29 @@ export class KeyedSerial {
   private readonly tails = new Map<string, Promise<unknown>>();
 
   /** Runs `fn` after every earlier operation on `key` has finished; settles as `fn` does. */
-  run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const release = await this.acquire(key);
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Waits for the turn on `key` after every earlier operation, and holds it until the returned
+   * function is called (for a turn that outlives one function call). Releasing twice is harmless.
+   */
+  async acquire(key: string): Promise<() => void> {
     const prev = this.tails.get(key) ?? Promise.resolve();
-    const run = prev.then(fn, fn);
-    const tail = run.catch(() => undefined);
+    let done!: () => void;
+    const held = new Promise<void>((r) => (done = r));
+    const tail = prev.then(() => held);
     this.tails.set(key, tail);
-    void tail.then(() => {
+    await prev;
+    return () => {
+      done();
       if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return run;
+    };
   }
 }

@@ -1,3 +1,4 @@
+import { KeyedSerial } from '../core/index.js';
 import type { ExecutionCapacity, Lease, LeaseResources } from '../capacity/index.js';
 import type { EgressDecision, EgressProxy, Workspaces } from '../sandbox/index.js';
 import type { ExecutionLease } from './executor.js';
@@ -61,7 +62,8 @@ export interface LeaseAsk {
  * records are its own.
  */
 export class SandboxLeases {
-  private readonly attemptLocks = new Map<string, Promise<unknown>>();
+  /** Turns of the calls of one attempt; a finished attempt's key holds no memory. */
+  private readonly attempts = new KeyedSerial();
   private readonly inUse = new Set<string>();
 
   constructor(
@@ -87,17 +89,7 @@ export class SandboxLeases {
     const holder = `attempt/${ask.runId}/${ask.attemptId}`;
     const key = `${ask.tenant}\u0000${holder}`;
     // Calls of one attempt share a workspace: they take turns.
-    const previous = this.attemptLocks.get(key) ?? Promise.resolve();
-    let done!: () => void;
-    const turn = new Promise<void>((r) => (done = r));
-    const tail = previous.then(() => turn);
-    this.attemptLocks.set(key, tail);
-    // The last turn of an attempt forgets its key, so finished attempts hold no memory.
-    const release = (): void => {
-      done();
-      if (this.attemptLocks.get(key) === tail) this.attemptLocks.delete(key);
-    };
-    await previous;
+    const release = await this.attempts.acquire(key);
     try {
       let lease = this.o.capacity
         .activeLeases()
