@@ -12,7 +12,7 @@ import type { McpService, UpstreamConnection } from '../mcp/index.js';
 import { patternRedactor } from '../secrets/index.js';
 import type { Redactor } from '../secrets/index.js';
 import type { Principal } from '../tenancy/index.js';
-import { sessionDigest } from './mcp-endpoint-refusals.js';
+import { cutText, sessionDigest } from './mcp-endpoint-refusals.js';
 
 /**
  * Appends audit records to their tenants' logs through a store's transaction (the same path as
@@ -188,7 +188,7 @@ export class UpstreamReads {
   /** A text the agent sent, redacted, and cut (with the digest of the whole) when too long. */
   private bounded(key: string, text: string): Record<string, string> {
     const clean = patternRedactor().redactText(text).text;
-    if (clean.length <= MAX_TEXT) return { [key]: clean };
-    return { [key]: `${clean.slice(0, MAX_TEXT)}…`, [`${key}Sha256`]: sha256Hex(clean) };
+    const cut = cutText(clean, MAX_TEXT);
+    return cut === clean ? { [key]: clean } : { [key]: cut, [`${key}Sha256`]: sha256Hex(clean) };
   }
 }

@@ -57,11 +57,14 @@ export async function recordRefusal(
 
 /** Text an agent sent, as it may be recorded: known secret patterns removed, cut to 256 characters. */
 export function boundedText(text: string): string {
-  const clean = patternRedactor().redactText(text).text;
-  if (clean.length <= 256) return clean;
-  // Never end on the first half of a surrogate pair.
-  const end = /[\uD800-\uDBFF]/.test(clean[255]!) ? 255 : 256;
-  return `${clean.slice(0, end)}…`;
+  return cutText(patternRedactor().redactText(text).text, 256);
+}
+
+/** `text` itself when it has at most `max` characters, else its first `max` (never half a surrogate pair) and "…". */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
 }
 
 /** A session id as it may be recorded: its SHA-256, since the id itself lets one use the session. */
