@@ -15,7 +15,7 @@ interface McpHealthOptions {
   /** The per-server lock every probe runs under. */
   serial: KeyedSerial;
   lifecycle: Pick<ServerLifecycle, 'server' | 'move'>;
-  bindings: Pick<ToolBindings, 'applyDiscovery'>;
+  bindings: Pick<ToolBindings, 'applyDiscovery' | 'applyTools'>;
   settings: Pick<
     McpSettings,
     'probeIntervalMs' | 'failuresToDegrade' | 'reprobeMs' | 'requestTimeoutMs'
@@ -76,13 +76,8 @@ export class McpHealth {
             await conn.discover(this.o.settings.requestTimeoutMs),
           );
         } else {
-          const prev = await this.o.store.discovery(tenant, id);
           const tools = await conn.listTools(this.o.settings.requestTimeoutMs);
-          await this.o.bindings.applyDiscovery(server, {
-            tools,
-            resources: prev?.resources ?? [],
-            prompts: prev?.prompts ?? [],
-          });
+          await this.o.bindings.applyTools(server, tools);
         }
         this.failures.set(id, 0);
         const now = await this.o.lifecycle.server(tenant, id);

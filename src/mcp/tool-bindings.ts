@@ -152,9 +152,30 @@ export class ToolBindings {
    * holds the server's lock. @throws GatehouseError CONFLICT (the server changed meanwhile).
    */
   async applyDiscovery(server: McpServerRecord, lists: DiscoveredLists): Promise<void> {
+    await this.apply(server, await this.o.store.discovery(server.tenant, server.id), lists);
+  }
+
+  /**
+   * {@link applyDiscovery} of a tools list alone (a health probe's), keeping the resources and
+   * prompts of the stored discovery. The caller holds the server's lock.
+   */
+  async applyTools(server: McpServerRecord, tools: DiscoveredLists['tools']): Promise<void> {
+    const prev = await this.o.store.discovery(server.tenant, server.id);
+    await this.apply(server, prev, {
+      tools,
+      resources: prev?.resources ?? [],
+      prompts: prev?.prompts ?? [],
+    });
+  }
+
+  private async apply(
+    server: McpServerRecord,
+    prev: Discovery | undefined,
+    lists: DiscoveredLists,
+  ): Promise<void> {
     const { tenant, id } = server;
     const plan = planDiscovery(
-      await this.o.store.discovery(tenant, id),
+      prev,
       await this.o.store.bindings(tenant, id),
       this.discoveryOf(server, lists),
     );
