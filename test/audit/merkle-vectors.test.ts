@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { verifyConsistency, verifyInclusion } from '../../src/audit/index.js';
 
-const VECTORS = path.resolve(process.cwd(), '../shared/vectors/rfc6962');
+const VECTORS = fileURLToPath(new URL('../fixtures/vectors/rfc6962', import.meta.url));
 
 interface InclusionVector {
   leafIdx: number;
