@@ -8,6 +8,7 @@ import type { ServerProcess } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
 import type { Proc } from '../helpers/processes.js';
 import { cgroupDirsNamed, leaseRows } from '../helpers/sandbox-tools.js';
+import { requireInTest } from '../helpers/prerequisites.js';
 
 const { start, tempDir } = useServers();
 
@@ -38,7 +39,11 @@ describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => 
     db.close();
     // Without a sandbox on this machine the demo runs it directly: the second test covers that.
     const ready = await api<{ sandbox: string }>(first.url, 'GET', '/readyz');
-    if (ready.body.sandbox !== 'ok') ctx.skip();
+    requireInTest(
+      ctx,
+      'the Linux sandbox',
+      ready.body.sandbox === 'ok' ? null : ready.body.sandbox,
+    );
     expect(lease, 'the sandboxed upstream holds an active mcp/ lease').toBeDefined();
     expect(cgroupDirsNamed(lease!.id).length).toBeGreaterThan(0);
 

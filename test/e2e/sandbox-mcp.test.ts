@@ -5,6 +5,7 @@ import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { leaseRows } from '../helpers/sandbox-tools.js';
 import { processTree } from '../helpers/processes.js';
+import { requireInTest } from '../helpers/prerequisites.js';
 
 let g: DemoGateway;
 let serverId: string;
@@ -50,7 +51,7 @@ function uidOf(pid: number): number {
 
 describe('stdio MCP servers in sandbox leases', () => {
   it('runs server-everything in bubblewrap as the sandbox user, in its own pid namespace, holding a lease', async (ctx) => {
-    if (g.gateway.execution.sandboxProblem !== null) ctx.skip();
+    requireInTest(ctx, 'the Linux sandbox', g.gateway.execution.sandboxProblem);
     const server = (await g.gateway.mcp.get('acme', serverId)).server;
     expect(server.sandboxed).toBe(true);
     expect(server.state).toBe('active');
@@ -103,7 +104,7 @@ describe('stdio MCP servers in sandbox leases', () => {
   });
 
   it('closing the gateway ends the processes of a sandboxed server', async (ctx) => {
-    if (g.gateway.execution.sandboxProblem !== null) ctx.skip();
+    requireInTest(ctx, 'the Linux sandbox', g.gateway.execution.sandboxProblem);
     const entry = (await g.gateway.mcp.get('acme', serverId)).server.transport;
     const again = await g.gateway.mcp.register('acme', 'admin', {
       name: 'everything-again',

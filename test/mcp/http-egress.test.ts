@@ -16,6 +16,7 @@ import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { ACTOR, McpHarness, TENANT, until } from './mcp-harness.js';
 import { send, toRequest } from '../helpers/web-request.js';
+import { skipWithout } from '../helpers/prerequisites.js';
 
 /** A stateless MCP server over Streamable HTTP on 127.0.0.1; its POST answers are SSE streams. */
 interface Upstream {
@@ -361,8 +362,11 @@ describe('pinnedFetch', () => {
     expect(seen).toHaveLength(2);
   });
 
-  const openssl = spawnSync('openssl', ['version']).status === 0;
-  it.skipIf(!openssl)(
+  const noOpenssl = skipWithout(
+    'openssl',
+    spawnSync('openssl', ['version']).status === 0 ? null : 'openssl version did not run',
+  );
+  it.skipIf(noOpenssl)(
     'keeps the URL name for TLS (SNI, certificate check) and Host while connecting to the pinned address',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));

@@ -10,19 +10,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EgressProxy } from '../../src/sandbox/egress-proxy.js';
 import type { EgressLease } from '../../src/sandbox/egress-proxy.js';
 import { freePort } from '../helpers/ports.js';
+import { missingCommand, skipWithout } from '../helpers/prerequisites.js';
 import { startOrigin } from './egress-fixtures.js';
 import type { Started } from './egress-fixtures.js';
 
 const SOCAT = '/usr/bin/socat';
 const CURL = ['/usr/bin/curl', '/usr/local/bin/curl'].find((p) => existsSync(p));
+const missing = missingCommand(SOCAT) ?? (CURL === undefined ? 'curl is not installed' : null);
 
 /**
  * The sandbox's view: a socat forwarder maps 127.0.0.1:<port> to the lease's Unix socket, and a
  * stock client uses the standard proxy variables. Here the forwarder runs on the host, which is
  * the same path minus the namespaces (the bwrap tests cover those).
  */
-describe.skipIf(!existsSync(SOCAT) || CURL === undefined)(
-  'egress through a real socat forwarder and curl (skipped when /usr/bin/socat or curl is missing)',
+describe.skipIf(skipWithout('socat and curl', missing))(
+  'egress through a real socat forwarder and curl',
   () => {
     let dir: string;
     let proxy: EgressProxy;
