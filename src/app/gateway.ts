@@ -210,6 +210,7 @@ export class Gateway {
         defaultTimeoutMs: config.defaultTimeoutMs,
         environmentNames: (tenant, project) =>
           directory.environmentsOf(tenant, project).map((e) => e.name),
+        toolVersions: (tenant, id) => registry.versions(tenant, id),
       });
       const approvals = new ApprovalService({ store: new SqliteApprovalStore(db), clock });
       const invocations = new InvocationService({

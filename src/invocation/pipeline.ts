@@ -4,6 +4,7 @@ import { signReceipt } from '../audit/index.js';
 import type { ArtifactStore, Signer } from '../audit/index.js';
 import { classifySideEffect } from '../policy/index.js';
 import type { TenantPolicy } from '../policy/index.js';
+import type { KnownVersion } from '../tools/index.js';
 import type { Executor } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
 import { hasOutcome, transitionInvocation } from './invocation-status.js';
@@ -53,6 +54,8 @@ export interface PipelineOptions {
   defaultTimeoutMs: number;
   /** Names of the environments of a project, for the validation stage's message. */
   environmentNames: (tenant: string, project: string) => string[];
+  /** The published versions of a tool id, for the validation stage's message. */
+  toolVersions: (tenant: string, id: string) => KnownVersion[];
 }
 
 interface Step {
@@ -73,7 +76,11 @@ export class Pipeline {
     this.steps = [
       {
         name: 'validation',
-        run: (c) => validationStage(c, () => o.environmentNames(c.record.tenant, c.record.project)),
+        run: (c) =>
+          validationStage(c, {
+            environments: () => o.environmentNames(c.record.tenant, c.record.project),
+            versions: () => o.toolVersions(c.record.tenant, c.record.tool.id),
+          }),
       },
       { name: 'permission', run: permissionStage },
       { name: 'policy', run: (c) => policyStage(withClassification(c), o.policy) },

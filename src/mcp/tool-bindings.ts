@@ -211,8 +211,16 @@ export class ToolBindings {
   private async discovered(server: McpServerRecord, tool: string): Promise<DiscoveredTool> {
     const d = await this.o.store.discovery(server.tenant, server.id);
     const found = d?.tools.find((t) => t.tool.name === tool);
-    if (!found)
-      throw notFound(`Server ${server.id} does not list a tool named ${JSON.stringify(tool)}.`);
+    if (!found) {
+      const names = (d?.tools ?? []).map((t) => t.tool.name);
+      // Named so a typo can be corrected; a server listing hundreds is cut (mcp show has them all).
+      const shown =
+        names.slice(0, 20).join(', ') +
+        (names.length > 20 ? `, and ${names.length - 20} more` : '');
+      throw notFound(
+        `Server ${server.id} does not list a tool named ${JSON.stringify(tool)}; it lists ${names.length > 0 ? shown : 'no tools'}.`,
+      );
+    }
     return found;
   }
 }

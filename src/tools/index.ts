@@ -6,6 +6,8 @@ export {
   transitionDescriptor,
 } from './descriptor-state.js';
 export { agentReleaseRef } from './agent-release.js';
+export { knownVersionsText } from './known-versions.js';
+export type { KnownVersion } from './known-versions.js';
 export type { AgentRelease } from './agent-release.js';
 export { JsonSchemaValidator } from './json-schema.js';
 export type { SchemaViolation } from './json-schema.js';

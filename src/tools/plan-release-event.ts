@@ -10,6 +10,8 @@ import type { LedgerEntries } from '../core/index.js';
 import { toolRef } from './descriptor.js';
 import { agentReleaseRef } from './agent-release.js';
 import { canTransitionDescriptor } from './descriptor-state.js';
+import { knownVersionsText } from './known-versions.js';
+import type { KnownVersion } from './known-versions.js';
 import type { DescriptorState } from './descriptor-state.js';
 import type { ReleaseEvent } from './release-events.js';
 import type { ValidatedDescriptor } from './validate-descriptor.js';
@@ -22,6 +24,8 @@ interface PlanContext {
   now: string;
   actor: string;
   tool: (id: string, version: string) => { stored: StoredDescriptor } | undefined;
+  /** The published versions of a tool id, for the message that refuses an unknown one. */
+  versions: (id: string) => KnownVersion[];
   release: (agentId: string, version: string) => StoredAgentRelease | undefined;
   /** Publication checks of a descriptor. @throws GatehouseError INVALID_DESCRIPTOR */
   validate: (descriptor: unknown) => ValidatedDescriptor;
@@ -147,7 +151,10 @@ export function planReleaseEvent(e: ReleaseEvent, c: PlanContext): Plan {
       closure.forEach((t, i) => {
         const found = c.tool(t.id, t.version);
         const at = `/data/closure/${i}`;
-        if (!found) problems.push(`${at} ${t.id}@${t.version} is not a published tool`);
+        if (!found)
+          problems.push(
+            `${at} ${t.id}@${t.version} is not a published tool (${knownVersionsText(t.id, c.versions(t.id))})`,
+          );
         else if (found.stored.state !== 'active')
           problems.push(`${at} ${t.id}@${t.version} is ${found.stored.state}`);
         else if (compareClass(found.stored.descriptor.sideEffect.class, policy.maxClass) > 0) {

@@ -99,6 +99,24 @@ export class ToolRegistry {
     return this.releases.get(key(tenant, agentId, version));
   }
 
+  /** The versions of one tool id in a tenant, in the order they were published, with their states. */
+  versions(tenant: string, id: string): { version: string; state: StoredDescriptor['state'] }[] {
+    return this.list(tenant)
+      .filter((d) => d.descriptor.id === id)
+      .map((d) => ({ version: d.descriptor.version, state: d.state }));
+  }
+
+  /** Every agent release of a tenant, sorted by agent id then publication. */
+  agentReleases(tenant: string): StoredAgentRelease[] {
+    return [...this.releases.values()]
+      .filter((r) => r.tenant === tenant)
+      .sort(
+        (a, b) =>
+          a.release.agentId.localeCompare(b.release.agentId) ||
+          a.publishedAt.localeCompare(b.publishedAt),
+      );
+  }
+
   /** Every descriptor version of a tenant, sorted by id then publication. */
   list(tenant: string): StoredDescriptor[] {
     const prefix = `${tenant}\u0000`;
@@ -186,6 +204,7 @@ export class ToolRegistry {
       now,
       actor,
       tool: (id, version) => this.tools.get(key(tenant, id, version)),
+      versions: (id) => this.versions(tenant, id),
       release: (agentId, version) => this.releases.get(key(tenant, agentId, version)),
       validate: (d) =>
         validateDescriptor(

@@ -224,5 +224,13 @@ describe('rug-pull defence', () => {
         }),
       ),
     ).toBe('NOT_FOUND');
+    // The refusal names the tools the server does list, so a typo can be corrected.
+    await expect(
+      h.mcp.bind(TENANT, id, ACTOR, {
+        tool: 'gret',
+        class: 'read',
+        descriptor: { id: 'g', version: '1.0.0' },
+      }),
+    ).rejects.toThrow(`Server ${id} does not list a tool named "gret"; it lists greet.`);
   });
 });

@@ -478,13 +478,17 @@ describe('ToolRegistry: agent releases', () => {
       'INVALID_EVENT',
     );
     expect(err.message).toMatch(/^Agent release coder@1\.0\.0 is rejected/);
-    expect(err.message).toContain('/data/closure/1 demo.ghost@1.0.0 is not a published tool');
+    expect(err.message).toContain(
+      '/data/closure/1 demo.ghost@1.0.0 is not a published tool (no version of demo.ghost is published)',
+    );
     expect(err.message).toContain('/data/closure/2 demo.old@1.0.0 is deprecated');
     expect(err.message).toContain('/data/closure/3 demo.bad@1.0.0 is revoked');
     expect(err.message).toContain(
       "/data/closure/4 demo.deploy@1.0.0 declares class production, above the release's maxClass workspace-write",
     );
-    expect(err.message).toContain('/data/closure/5 demo.read@2.0.0 is not a published tool');
+    expect(err.message).toContain(
+      '/data/closure/5 demo.read@2.0.0 is not a published tool (versions of demo.read: 1.0.0 (active))',
+    );
     expect(err.message).not.toContain('/data/closure/0');
     expect(err.details.problems).toHaveLength(5);
     expect(registry.agentRelease('acme', 'coder', '1.0.0')).toBeUndefined();

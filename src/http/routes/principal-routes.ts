@@ -1,5 +1,6 @@
 import { ErrorCode, GatehouseError } from '../../core/index.js';
 import { ROLES } from '../../tenancy/index.js';
+import { knownVersionsText } from '../../tools/index.js';
 import type { Role } from '../../tenancy/index.js';
 import { objectBody, optionalString, stringField } from '../request-parsing.js';
 import type { Route } from '../route.js';
@@ -68,10 +69,14 @@ export function principalRoutes(s: GatewayServices): Route[] {
           const at = agentRef.lastIndexOf('@');
           agent = { id: agentRef.slice(0, at), version: agentRef.slice(at + 1) };
           if (at <= 0 || !s.registry.agentRelease(principal.tenant, agent.id, agent.version)) {
+            const versions = s.registry
+              .agentReleases(principal.tenant)
+              .filter((r) => r.release.agentId === agent!.id)
+              .map((r) => ({ version: r.release.version }));
             throw new GatehouseError(
               ErrorCode.NOT_FOUND,
-              `Agent release ${JSON.stringify(agentRef)} is not published; publish it with an AgentReleasePublished event first.`,
-              { details: { pointer: '/agent' } },
+              `Agent release ${JSON.stringify(agentRef)} is not published (${knownVersionsText(agent.id, versions)}); publish it with an AgentReleasePublished event first (gatehouse releases publish).`,
+              { details: { pointer: '/agent', versions: versions.map((v) => v.version) } },
             );
           }
         }
