@@ -67,5 +67,31 @@ export function registryRoutes(s: GatewayServices): Route[] {
         return { status: 200, body: { tools } };
       },
     },
+    {
+      method: 'GET',
+      url: '/v1/agent-releases',
+      tag: 'registry',
+      summary: "Agent releases: each version's closure and maxClass (agents see their own)",
+      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
+      query: { agent: { type: 'string', description: 'only the versions of this agent id' } },
+      responses: {
+        '200': '{releases: [{agentId, version, closure, policy, digest, publishedAt}]}',
+      },
+      handler: (principal, req) => {
+        const only = (req.query as { agent?: string }).agent;
+        const agentOnly = principal.roles.every((r) => r === 'agent');
+        const releases = s.registry
+          .agentReleases(principal.tenant)
+          .filter((r) => only === undefined || r.release.agentId === only)
+          .filter(
+            (r) =>
+              !agentOnly ||
+              (r.release.agentId === principal.agent?.id &&
+                r.release.version === principal.agent.version),
+          )
+          .map((r) => ({ ...r.release, digest: r.digest, publishedAt: r.publishedAt }));
+        return { status: 200, body: { releases } };
+      },
+    },
   ];
 }
