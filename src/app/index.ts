@@ -6,3 +6,4 @@ export { seedDemo } from './demo.js';
 export type { DemoTokens } from './demo.js';
 export { registerDemoHandlers, demoToolEvents, demoAgentEvent } from './demo-tools.js';
 export { startGateway } from './start-gateway.js';
+export { verifyDataDirectory } from './verify-data-dir.js';

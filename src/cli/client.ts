@@ -1,13 +1,21 @@
-/** A failed API call: the gateway's error body, or why it could not be reached. */
+/** A failed API call: the gateway's error body, or why it could not be reached (status 0). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly details: Record<string, unknown> = {},
     readonly body?: unknown,
   ) {
     super(message);
+    this.name = 'ApiError';
   }
+}
+
+/** What the gateway answered: its HTTP status and the parsed body. */
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
 }
 
 /** A minimal REST client for the CLI; reads `GATEHOUSE_URL` and `GATEHOUSE_TOKEN`. */
@@ -19,14 +27,15 @@ export class GatehouseClient {
 
   /**
    * Sends one request; resolves with status and parsed body for 2xx, and for 4xx answers whose
-   * body is an invocation record (denials carry the record). @throws ApiError otherwise.
+   * body is an invocation record (denials carry the record). @throws ApiError otherwise: the
+   * gateway's `{error: {code, message, details}}`, or status 0 `UNREACHABLE`.
    */
   async request(
     method: string,
     path: string,
     body?: unknown,
     headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: unknown }> {
+  ): Promise<ApiAnswer> {
     const h: Record<string, string> = { ...headers };
     if (this.token) h.authorization = `Bearer ${this.token}`;
     if (body !== undefined) h['content-type'] = 'application/json';
@@ -38,10 +47,11 @@ export class GatehouseClient {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (err) {
+      const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error) : err;
       throw new ApiError(
         0,
         'UNREACHABLE',
-        `cannot reach Gatehouse at ${this.baseUrl} (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}); is it running? Set GATEHOUSE_URL.`,
+        `cannot reach Gatehouse at ${this.baseUrl} (${(cause as Error).message}); is it running? Set GATEHOUSE_URL.`,
       );
     }
     const text = await res.text();
@@ -51,18 +61,37 @@ export class GatehouseClient {
     } catch {
       // not JSON: keep the text
     }
-    const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
-    const isRecord =
-      typeof parsed === 'object' && parsed !== null && 'status' in parsed && 'id' in parsed;
-    if (!res.ok && error && !isRecord)
-      throw new ApiError(res.status, error.code ?? 'ERROR', error.message ?? text, parsed);
-    if (!res.ok && !isRecord) {
+    if (res.ok || isInvocationRecord(parsed)) return { status: res.status, body: parsed };
+    const error = (parsed as { error?: { code?: unknown; message?: unknown; details?: unknown } })
+      ?.error;
+    if (typeof error === 'object' && error !== null) {
       throw new ApiError(
         res.status,
-        'HTTP_' + res.status,
-        typeof parsed === 'string' ? parsed : JSON.stringify(parsed),
+        typeof error.code === 'string' ? error.code : `HTTP_${res.status}`,
+        typeof error.message === 'string' ? error.message : text,
+        typeof error.details === 'object' && error.details !== null
+          ? (error.details as Record<string, unknown>)
+          : {},
+        parsed,
       );
     }
-    return { status: res.status, body: parsed };
+    throw new ApiError(
+      res.status,
+      `HTTP_${res.status}`,
+      (typeof parsed === 'string' ? parsed : JSON.stringify(parsed)) || res.statusText,
+      {},
+      parsed,
+    );
   }
+}
+
+/** An invocation record, as `POST /v1/invocations` answers even when it refuses (403, 422). */
+function isInvocationRecord(body: unknown): boolean {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    'status' in body &&
+    'id' in body &&
+    'requestHash' in body
+  );
 }

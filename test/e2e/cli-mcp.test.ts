@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, ensureBuilt, runCli } from '../helpers/cli.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
-import { addAgent } from '../helpers/agents.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 
 let g: DemoGateway;
@@ -48,10 +47,34 @@ describe('the README flow for an upstream MCP server, with the gatehouse CLI', (
     await cli('mcp', 'activate', id!);
     expect(await cli('mcp', 'show', id!)).toMatch(/active/);
 
-    // The demo agent's release does not hold mine/sum: publish one that does, as the README's
-    // next step would, and call it through /mcp as that agent.
-    const agent = await addAgent(g, 'cli-agent', [{ id: 'mine/sum', version: '1.0.0' }], 'read');
-    const { client } = await connectMcp(`${g.url!}/mcp`, agent.token);
+    // The demo agent's release does not hold mine/sum: publish one that does, with a principal
+    // of it, and call it through /mcp as that agent.
+    const published = await cli(
+      'releases',
+      'publish',
+      'cli-agent@1.0.0',
+      '--add',
+      'mine/sum@1.0.0',
+      '--max-class',
+      'read',
+    );
+    expect(published).toMatch(/^cli-agent@1\.0\.0: applied, 1 tools, maxClass read/);
+    const token = (
+      JSON.parse(
+        await cli(
+          'principals',
+          'add',
+          'cli-agent',
+          '--role',
+          'agent',
+          '--project',
+          'web',
+          '--agent',
+          'cli-agent@1.0.0',
+        ),
+      ) as { token: string }
+    ).token;
+    const { client } = await connectMcp(`${g.url!}/mcp`, token);
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['mine_sum__1_0_0']);
       const r = await client.callTool({

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
-import { print } from './client-commands.js';
+import { print, withJson } from '../output.js';
 
 interface ApprovalView {
   id: string;
@@ -26,27 +26,28 @@ interface InvocationView {
 export function approvalCommands(program: Command): void {
   const client = () => new GatehouseClient();
   const approvals = program.command('approvals').description('approval requests of gated calls');
-  approvals
-    .command('list')
-    .description('list approval requests (pending by default)')
-    .option(
-      '--status <status>',
-      'pending, approved, rejected, expired, consumed, invalidated or all',
-      'pending',
-    )
-    .action(async (opts: { status: string }) => {
-      const q = opts.status === 'all' ? '' : `?status=${encodeURIComponent(opts.status)}`;
-      const { approvals: list } = (await client().request('GET', `/v1/approvals${q}`)).body as {
-        approvals: ApprovalView[];
-      };
-      if (list.length === 0) print(`no ${opts.status === 'all' ? '' : `${opts.status} `}approvals`);
-      for (const a of list) {
-        const approvalsSoFar = a.decisions.filter((d) => d.decision === 'approve').length;
-        print(
-          `${a.id}  ${a.status.padEnd(9)} ${`${a.tool.id}@${a.tool.version}`.padEnd(28)} ${a.environment.padEnd(8)} ${a.effectiveClass.padEnd(14)} ${approvalsSoFar}/${a.quorum}  expires ${a.expiresAt}  invocation ${a.invocationId}`,
-        );
-      }
-    });
+  withJson(
+    approvals
+      .command('list')
+      .description('list approval requests (pending by default)')
+      .option(
+        '--status <status>',
+        'pending, approved, rejected, expired, consumed, invalidated or all',
+        'pending',
+      ),
+  ).action(async (opts: { status: string; json?: boolean }) => {
+    const q = opts.status === 'all' ? '' : `?status=${encodeURIComponent(opts.status)}`;
+    const { body } = await client().request('GET', `/v1/approvals${q}`);
+    if (opts.json) return print(body);
+    const { approvals: list } = body as { approvals: ApprovalView[] };
+    if (list.length === 0) print(`no ${opts.status === 'all' ? '' : `${opts.status} `}approvals`);
+    for (const a of list) {
+      const approvalsSoFar = a.decisions.filter((d) => d.decision === 'approve').length;
+      print(
+        `${a.id}  ${a.status.padEnd(9)} ${`${a.tool.id}@${a.tool.version}`.padEnd(28)} ${a.environment.padEnd(8)} ${a.effectiveClass.padEnd(14)} ${approvalsSoFar}/${a.quorum}  expires ${a.expiresAt}  invocation ${a.invocationId}`,
+      );
+    }
+  });
   approvals
     .command('show <id>')
     .description('print one approval request with the exact input it approves')
@@ -81,19 +82,18 @@ export function approvalCommands(program: Command): void {
   const uncertain = program
     .command('uncertain')
     .description('invocations whose effect is Uncertain');
-  uncertain
-    .command('list')
-    .description('list unresolved Uncertain invocations (operators)')
-    .action(async () => {
-      const { invocations } = (await client().request('GET', '/v1/uncertain')).body as {
-        invocations: InvocationView[];
-      };
-      if (invocations.length === 0) print('no uncertain invocations');
-      for (const i of invocations)
-        print(
-          `${i.id}  ${`${i.tool.id}@${i.tool.version}`.padEnd(28)} ${i.environment.padEnd(8)} ${i.error?.message ?? ''}`,
-        );
-    });
+  withJson(
+    uncertain.command('list').description('list unresolved Uncertain invocations (operators)'),
+  ).action(async (opts: { json?: boolean }) => {
+    const { body } = await client().request('GET', '/v1/uncertain');
+    if (opts.json) return print(body);
+    const { invocations } = body as { invocations: InvocationView[] };
+    if (invocations.length === 0) print('no uncertain invocations');
+    for (const i of invocations)
+      print(
+        `${i.id}  ${`${i.tool.id}@${i.tool.version}`.padEnd(28)} ${i.environment.padEnd(8)} ${i.error?.message ?? ''}`,
+      );
+  });
   for (const [name, effect, what] of [
     ['confirm', 'confirmed', 'the effect happened'],
     ['deny', 'denied', 'the effect did not happen (a retry then runs as a new attempt)'],

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
-import { print } from './client-commands.js';
+import { usageError } from '../cli-error.js';
+import { print, splitRef, withJson } from '../output.js';
 
 interface ServerView {
   id: string;
@@ -39,7 +40,7 @@ export function mcpCommands(program: Command): void {
     .allowUnknownOption()
     .action(async (name: string, args: string[], opts: { stdio?: string; url?: string }) => {
       if ((opts.stdio === undefined) === (opts.url === undefined))
-        throw new Error('give exactly one of --stdio CMD [ARGS...] or --url URL');
+        throw usageError('give exactly one of --stdio CMD [ARGS...] or --url URL');
       const transport = opts.stdio
         ? { type: 'stdio', command: absolute(opts.stdio), args: args.map(absolute) }
         : { type: 'http', url: opts.url };
@@ -47,13 +48,11 @@ export function mcpCommands(program: Command): void {
         .body as ServerView;
       print(`registered ${s.id} (${s.state}); next: gatehouse mcp verify ${s.id}`);
     });
-  mcp
-    .command('list')
-    .description("list your tenant's servers")
-    .action(async () => {
-      const { servers } = (await client().request('GET', '/v1/mcp-servers')).body as {
-        servers: ServerView[];
-      };
+  withJson(mcp.command('list').description("list your tenant's servers")).action(
+    async (opts: { json?: boolean }) => {
+      const { body } = await client().request('GET', '/v1/mcp-servers');
+      if (opts.json) return print(body);
+      const { servers } = body as { servers: ServerView[] };
       if (servers.length === 0) print('no MCP servers');
       for (const s of servers) {
         const where =
@@ -64,7 +63,8 @@ export function mcpCommands(program: Command): void {
           `${s.id}  ${s.state.padEnd(10)} ${s.name.padEnd(20)} ${where}${s.stateReason ? `  (${s.stateReason})` : ''}`,
         );
       }
-    });
+    },
+  );
   mcp
     .command('show <id>')
     .description('print a server with its discovered tools and bindings')
@@ -92,17 +92,20 @@ export function mcpCommands(program: Command): void {
     .requiredOption('--class <class>', 'read, workspace-write, shared-write or production')
     .requiredOption('--as <id@version>', 'the descriptor id and version to publish')
     .action(async (id: string, tool: string, opts: { class: string; as: string }) => {
-      const at = opts.as.lastIndexOf('@');
-      if (at <= 0) throw new Error('--as must be ID@VERSION, e.g. everything.echo@1.0.0');
+      const descriptor = splitRef(opts.as);
+      if (!descriptor) throw usageError('--as must be ID@VERSION, e.g. everything/echo@1.0.0');
       const r = (
         await client().request('POST', path(id, '/bindings'), {
           tool,
           class: opts.class,
-          descriptor: { id: opts.as.slice(0, at), version: opts.as.slice(at + 1) },
+          descriptor,
         })
       ).body as { warnings: string[] };
       print(`bound ${tool} as ${opts.as} (${opts.class})`);
       for (const w of r.warnings) print(`warning: ${w}`);
+      print(
+        `agents call it once their release holds it: gatehouse releases publish AGENT@NEW --from AGENT@CURRENT --add ${opts.as}`,
+      );
     });
   mcp
     .command('reapprove <id> <tool>')

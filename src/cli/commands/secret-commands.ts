@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { GatehouseClient } from '../client.js';
-import { print, readInput } from './client-commands.js';
+import { readInput } from '../input.js';
+import { usageError } from '../cli-error.js';
+import { print, withJson } from '../output.js';
 
 interface SecretView {
   name: string;
@@ -26,7 +28,7 @@ async function readValue(opts: ValueOptions): Promise<string> {
   const text = await readInput(opts.valueFile);
   const value = opts.keepNewline ? text : text.replace(/\r?\n$/, '');
   if (value === '') {
-    throw new Error(
+    throw usageError(
       `${opts.valueFile === '-' ? 'standard input' : opts.valueFile} is empty: a secret needs a value.`,
     );
   }
@@ -43,19 +45,18 @@ export function secretCommands(program: Command): void {
     .description(
       "your tenant's secrets for the credential broker (admins); values are never shown",
     );
-  secrets
-    .command('list')
-    .description('list secrets: name, version, scopes, created')
-    .action(async () => {
-      const { secrets: list } = (await client().request('GET', '/v1/secrets')).body as {
-        secrets: SecretView[];
-      };
-      if (list.length === 0) print('no secrets');
-      for (const s of list)
-        print(
-          `${s.name.padEnd(32)} v${String(s.version).padEnd(4)} ${s.createdAt}  ${s.scopes.join(',')}`,
-        );
-    });
+  withJson(
+    secrets.command('list').description('list secrets: name, version, scopes, created'),
+  ).action(async (opts: { json?: boolean }) => {
+    const { body } = await client().request('GET', '/v1/secrets');
+    if (opts.json) return print(body);
+    const { secrets: list } = body as { secrets: SecretView[] };
+    if (list.length === 0) print('no secrets');
+    for (const s of list)
+      print(
+        `${s.name.padEnd(32)} v${String(s.version).padEnd(4)} ${s.createdAt}  ${s.scopes.join(',')}`,
+      );
+  });
   secrets
     .command('put <name>')
     .description('store a new version of a secret with its scopes')

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { loadConfig, startGateway } from '../../app/index.js';
 
 /** `gatehouse serve`: runs the gateway until SIGINT or SIGTERM. */
 export function serveCommand(program: Command): void {
@@ -20,6 +19,8 @@ export function serveCommand(program: Command): void {
         data?: string;
         db?: string;
       }) => {
+        // Loaded here, not at the top: client commands never pay for the server's start-up.
+        const { loadConfig, startGateway } = await import('../../app/index.js');
         const config = loadConfig({
           demo: opts.demo ?? false,
           ...(opts.host ? { host: opts.host } : {}),

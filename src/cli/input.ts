@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+import { usageError } from './cli-error.js';
+
+/**
+ * Reads a file, or standard input for `-`.
+ * @throws CliError (usage) naming the file when it cannot be read.
+ */
+export async function readInput(file: string): Promise<string> {
+  if (file !== '-') {
+    try {
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      throw usageError(`cannot read ${file}: ${(err as Error).message}`, err);
+    }
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Parses JSON a person gave. @throws CliError (usage) naming `what` and where the JSON breaks. */
+export function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw usageError(`${what} is not valid JSON: ${(err as Error).message}`, err);
+  }
+}
+
+/** Reads and parses a JSON file, or standard input for `-`. @throws CliError (usage). */
+export async function readJson(file: string): Promise<unknown> {
+  return parseJson(await readInput(file), file === '-' ? 'standard input' : file);
+}
