@@ -34,20 +34,19 @@ const JSON_SHORT_ESCAPES: Record<string, string> = {
  * they are), hex in both cases, and base64 in both alphabets. Base64 is matched by the part of the
  * encoding that the value alone decides, at each of the three byte offsets it can sit at, so the
  * value is found padded, unpadded and inside a longer base64 text; the scanner then takes in the
- * neighbouring characters that carry some of its bits. An empty value gives no rules.
+ * rest of the quanta that hold it (see {@link base64Edges}). An empty value gives no rules.
  */
 export function brokeredForms(name: string, value: string): RedactionRule[] {
   if (value === '') return [];
   const kind = `brokered:${name}`;
   const rules: RedactionRule[] = [];
   const literal = (text: string, encoding: RemovalEncoding, edges?: RedactionRule['edges']) => {
-    const after = edges?.after ?? false;
     rules.push({
       kind,
       encoding,
       source: escapeRegExp(text),
       maxLength: text.length,
-      lookahead: after ? 3 : 0,
+      lookahead: edges?.after ?? 0,
       ...(edges ? { edges } : {}),
     });
   };
@@ -72,12 +71,25 @@ export function brokeredForms(name: string, value: string): RedactionRule[] {
     for (const offset of [0, 1, 2]) {
       const inner = base64Inner(bytes, offset, alphabet);
       if (inner.length < MIN_ENCODED_FORM_LENGTH) continue;
-      literal(inner, alphabet, { before: offset !== 0, after: (offset + bytes.length) % 3 !== 0 });
+      literal(inner, alphabet, base64Edges(bytes.length, offset));
     }
   }
 
   const seen = new Set<string>();
   return rules.filter((r) => !seen.has(r.source) && seen.add(r.source));
+}
+
+/**
+ * How many characters of the quanta holding `length` bytes at byte `offset` of a quantum lie
+ * before and after {@link base64Inner}'s fragment: the characters mixing the value's bits with its
+ * neighbours', the neighbours' own characters in those quanta, and padding.
+ */
+export function base64Edges(length: number, offset: number): { before: number; after: number } {
+  const end = offset + length;
+  return {
+    before: Math.ceil((8 * offset) / 6),
+    after: 4 * Math.ceil(end / 3) - Math.floor((8 * end) / 6),
+  };
 }
 
 /**
@@ -112,7 +124,9 @@ function flexible(
       continue;
     }
     varies = true;
-    const alts = alternatives(ch);
+    // Longest first: an alternative that is a prefix of another (`%` of `%25`) must not win and
+    // leave the rest of the encoded character beside the marker.
+    const alts = alternatives(ch).sort((a, b) => b.length - a.length);
     source += `(?:${alts.map((a) => a.source).join('|')})`;
     maxLength += Math.max(...alts.map((a) => a.length));
   }

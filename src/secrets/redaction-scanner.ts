@@ -43,6 +43,8 @@ export class RedactionScanner {
    * that is not complete: the longest short rule (or long rule's prefix), plus what decides its end.
    */
   readonly holdBack: number;
+  /** How many characters before a match a hit may take in (a base64 fragment's quanta). */
+  readonly reachBack: number;
 
   /** @throws IllegalStateError when a rule's source has a capturing group or matches nothing. */
   constructor(rules: readonly RedactionRule[]) {
@@ -60,6 +62,7 @@ export class RedactionScanner {
     this.#brokeredRules = rules.filter((r) => r.encoding !== undefined);
     this.#brokered = join(this.#brokeredRules, '');
     this.holdBack = Math.max(0, ...rules.map((r) => (r.window ?? r.maxLength) + r.lookahead));
+    this.reachBack = Math.max(0, ...rules.map((r) => r.edges?.before ?? 0));
   }
 
   /**
@@ -81,14 +84,7 @@ export class RedactionScanner {
         continue;
       }
       const { rule } = found;
-      let start = m.index;
-      let end = start + found.length;
-      if (rule.edges?.before && start > floor && BASE64_CHAR.test(text[start - 1] ?? ''))
-        start -= 1;
-      if (rule.edges?.after && BASE64_CHAR.test(text[end] ?? '')) {
-        end += 1;
-        if (text[end] === '=') end += text[end + 1] === '=' ? 2 : 1;
-      }
+      const { start, end } = quanta(text, m.index, m.index + found.length, floor, rule.edges);
       if (streaming && isOpen(rule, start, end, text.length)) return { hits, openAt: start };
       hits.push({ start, end, rule, ...this.#name(rule, text.slice(start, end)) });
       floor = end;
@@ -163,6 +159,32 @@ export class RedactionScanner {
     const brokered = this.#brokeredRules[inner.findIndex((g, i) => i > 0 && g !== undefined) - 1]!;
     return this.#name(brokered, inner[0]);
   }
+}
+
+/**
+ * A base64 fragment's match widened to the whole quanta that hold the value: up to `edges.before`
+ * base64 characters before it (never before `floor`, the end of the previous hit) and up to
+ * `edges.after` after it, padding included. A match without edges is kept as it is.
+ */
+function quanta(
+  text: string,
+  matchStart: number,
+  matchEnd: number,
+  floor: number,
+  edges: RedactionRule['edges'],
+): { start: number; end: number } {
+  let start = matchStart;
+  let end = matchEnd;
+  if (!edges) return { start, end };
+  while (matchStart - start < edges.before && start > floor && BASE64_CHAR.test(text[start - 1]!))
+    start -= 1;
+  // Padding ends a base64 text: after the first `=`, only `=` may follow.
+  while (end - matchEnd < edges.after && end < text.length) {
+    const ch = text[end]!;
+    if (ch === '=' || (text[end - 1] !== '=' && BASE64_CHAR.test(ch))) end += 1;
+    else break;
+  }
+  return { start, end };
 }
 
 /** Whether a match may still grow or vanish when more text arrives. */

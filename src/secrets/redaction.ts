@@ -49,8 +49,13 @@ export interface RedactionRule {
   readonly window?: number;
   /** Characters past a match's end that decide whether it would end there. */
   readonly lookahead: number;
-  /** Brokered base64 fragments: a character holding some of the secret's bits sits beside them. */
-  readonly edges?: { readonly before: boolean; readonly after: boolean };
+  /**
+   * Brokered base64 fragments: how many characters of the 4-character quanta that hold the value
+   * sit before and after the fragment (0–3). The scanner takes them in, so a removal covers whole
+   * quanta: no character beside the marker encodes a bit of the value, and what is left on either
+   * side decodes on its own.
+   */
+  readonly edges?: { readonly before: number; readonly after: number };
   /** Flexible brokered forms: a match equal to this text is recorded as `plain`. */
   readonly plain?: string;
   /** A check on a candidate match; false rejects it (the text stays). */

@@ -46,10 +46,10 @@ export class StreamRedactor {
   /**
    * The most input held back while no long pattern (a PEM key, a JWT, a bearer token) runs into
    * the end of the input: the longest brokered form or short pattern, plus what decides its end,
-   * plus one character a base64 fragment found later may take in.
+   * plus the characters before it a base64 fragment found later may take in.
    */
   get holdBack(): number {
-    return this.#scanner.holdBack + 1;
+    return this.#scanner.holdBack + this.#scanner.reachBack;
   }
 
   /** What was removed so far, by kind (never the values). */
@@ -64,8 +64,8 @@ export class StreamRedactor {
     let limit = atEnd ? text.length : Math.min(openAt, text.length - this.#scanner.holdBack);
     const done = hits.filter((h) => h.start < limit);
     const last = done.at(-1)?.end ?? from;
-    // One character before the limit is kept: a base64 fragment found later may take it in.
-    limit = atEnd ? text.length : Math.max(last, limit - 1, from);
+    // The characters before the limit that a base64 fragment found later may take in are kept.
+    limit = atEnd ? text.length : Math.max(last, limit - this.#scanner.reachBack, from);
     const out = this.#scanner.rewrite(text, from, limit, done, this.#tally);
     this.#context = text.slice(Math.max(0, limit - CONTEXT), limit);
     this.#pending = text.slice(limit);

@@ -211,6 +211,28 @@ describe('gatehouse tools', () => {
   });
 });
 
+describe('the README sandbox call', () => {
+  it('redacts echo $DEMO_TOKEN | base64 to the marker alone, leaving no character of it', async () => {
+    const r = await cli(
+      'agent',
+      'invoke',
+      'demo/sh@1.0.0',
+      '--input',
+      '{"script":"echo $DEMO_TOKEN; echo $DEMO_TOKEN | base64"}',
+      '--json',
+    );
+    expect(r.code, show(r)).toBe(0);
+    const record = JSON.parse(r.stdout) as InvocationRecord;
+    expect((record.output as { stdout: string }).stdout).toBe(
+      '[REDACTED:brokered:demo-token]\n[REDACTED:brokered:demo-token]\n',
+    );
+    expect(record.redactions).toEqual([
+      { kind: 'brokered:demo-token', encoding: 'plain', count: 1 },
+      { kind: 'brokered:demo-token', encoding: 'base64', count: 1 },
+    ]);
+  });
+});
+
 describe('demo/git-log, with a run and an attempt', () => {
   it('answers the commits of the demo repository; calls of one run and attempt share one lease', async () => {
     const run = ['--run-id', 'run-1', '--attempt-id', 'attempt-1', '--json'];

@@ -60,33 +60,107 @@ describe('Redactor: brokered values', () => {
     }
   });
 
-  it('removes base64 inside longer base64 at every alignment, taking the partial characters', () => {
+  it('removes base64 inside longer base64 at every alignment, taking the quanta that carry it', () => {
     for (const secret of ['abcdef', 'abcdefg', 'abcdefgh', SECRET, `${SECRET}é€😀`]) {
       const r = new Redactor([{ name: 'v', value: secret }], { patterns: false });
       const bytes = Buffer.from(secret);
       for (let before = 0; before <= 5; before += 1) {
         for (let after = 0; after <= 4; after += 1) {
-          const data = Buffer.concat([
-            Buffer.from('<p>!?'.slice(0, before)),
-            bytes,
-            Buffer.from('~>"x'.slice(0, after)),
-          ]);
+          const head = Buffer.from('<p>!?'.slice(0, before));
+          const tail = Buffer.from('~>"x'.slice(0, after));
+          const data = Buffer.concat([head, bytes, tail]);
           for (const alphabet of ['base64', 'base64url'] as const) {
-            const encoded = data.toString(alphabet);
-            const { text, removals } = r.redactText(encoded);
-            // Exactly the characters carrying any bit of the value go, padding with them.
-            const first = Math.floor((8 * before) / 6);
-            let end = Math.ceil((8 * (before + bytes.length)) / 6);
-            if (after === 0) end = encoded.length;
-            expect(text).toBe(
-              `${encoded.slice(0, first)}[REDACTED:brokered:v]${encoded.slice(end)}`,
-            );
-            expect(removals).toHaveLength(1);
-            expect(removals[0]!.encoding).toMatch(/^base64/);
-            for (const offset of [0, 1, 2])
-              expect(text).not.toContain(base64Inner(bytes, offset, alphabet));
+            for (const encoded of [
+              data.toString(alphabet),
+              data.toString(alphabet).replace(/=+$/, ''),
+            ]) {
+              const { text, removals } = r.redactText(encoded);
+              // Every 4-character quantum holding a bit of the value goes, padding with it: no
+              // character is left beside the marker that encodes part of it, and what is left on
+              // either side decodes on its own to the bytes around the value's quanta.
+              const first = 4 * Math.floor(before / 3);
+              const end = 4 * Math.ceil((before + bytes.length) / 3);
+              const kept = [encoded.slice(0, first), encoded.slice(end)];
+              expect(text).toBe(`${kept[0]}[REDACTED:brokered:v]${kept[1]}`);
+              expect(Buffer.from(kept[0]!, alphabet)).toEqual(
+                head.subarray(0, 3 * Math.floor(before / 3)),
+              );
+              expect(Buffer.from(kept[1]!, alphabet)).toEqual(
+                data.subarray(Math.min(data.length, 3 * Math.ceil((before + bytes.length) / 3))),
+              );
+              expect(removals).toHaveLength(1);
+              expect(removals[0]!.encoding).toMatch(/^base64/);
+              for (const offset of [0, 1, 2])
+                expect(text).not.toContain(base64Inner(bytes, offset, alphabet));
+            }
           }
         }
+      }
+    }
+  });
+
+  it('leaves of `echo $SECRET | base64` only the marker, and the newline where it has a quantum of its own', () => {
+    // demo-token's values are 29 characters; 28 shares its last quantum with the newline too.
+    for (const [secret, rest] of [
+      ['demo-AbCdEfGhIjKlMnOpQrStUvWx', ''],
+      ['demo-AbCdEfGhIjKlMnOpQrStUvW', ''],
+      ['demo-AbCdEfGhIjKlMnOpQrStUv', 'Cg=='],
+    ] as const) {
+      const r = new Redactor([{ name: 'demo-token', value: secret }], { patterns: false });
+      for (const alphabet of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${secret}\n`).toString(alphabet);
+        const left = alphabet === 'base64' ? rest : rest.replace(/=+$/, '');
+        expect(r.redactText(`${encoded}\n`).text).toBe(`[REDACTED:brokered:demo-token]${left}\n`);
+        expect(Buffer.from(left, alphabet).toString()).toBe(rest ? '\n' : '');
+      }
+    }
+  });
+
+  it('leaves no character of any form beside the marker, whatever the value starts or ends with', () => {
+    const secrets = [
+      'p@ss%',
+      '%start!x',
+      'end\\\\',
+      '"quoted"',
+      'a/b/c/',
+      ' spaced ',
+      'é€😀x',
+      '+plus+',
+      'x<&>y',
+    ];
+    /** Every encoder of a string the redactor knows, as one would write it into a text. */
+    const forms = (v: string): Record<string, string> => {
+      const hex = Buffer.from(v).toString('hex');
+      const json = JSON.stringify(v).slice(1, -1);
+      return {
+        plain: v,
+        'json (JSON.stringify)': json,
+        'json, slashes escaped': json.replace(/\//g, '\\/'),
+        'json, ASCII only': json.replace(
+          /[^\x20-\x7e]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        ),
+        'json, HTML-safe': json.replace(
+          /[<>&]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        ),
+        'url (encodeURIComponent)': encodeURIComponent(v),
+        'url, lower-case escapes': encodeURIComponent(v).replace(/%[0-9A-F]{2}/g, (e) =>
+          e.toLowerCase(),
+        ),
+        'url (form)': new URLSearchParams({ q: v }).toString().slice(2),
+        'url (encodeURI)': encodeURI(v),
+        hex,
+        HEX: hex.toUpperCase(),
+      };
+    };
+    for (const secret of secrets) {
+      const r = new Redactor([{ name: 'v', value: secret }], { patterns: false });
+      for (const [name, form] of Object.entries(forms(secret))) {
+        const { text } = r.redactText(`[${form}]`);
+        expect(text, `${JSON.stringify(secret)} as ${name}: ${form}`).toBe(
+          '[[REDACTED:brokered:v]]',
+        );
       }
     }
   });

@@ -53,6 +53,10 @@ const FORMS: Record<string, string> = {
   'base64 inside, offset 2': Buffer.concat([Buffer.from('xy'), bytes, Buffer.from('t')]).toString(
     'base64url',
   ),
+  'base64 of the value and a newline': Buffer.from(`${SECRET}\n`).toString('base64'),
+  'base64 at the end, offset 2, padded': Buffer.concat([Buffer.from('xy'), bytes]).toString(
+    'base64',
+  ),
   hex: bytes.toString('hex'),
   HEX: bytes.toString('hex').toUpperCase(),
   url: encodeURIComponent(SECRET),
