@@ -24,6 +24,8 @@ export interface Route {
   headers?: Record<string, { description: string; required: boolean }>;
   /** What the answer is, for the OpenAPI document. */
   responses: Record<string, string>;
+  /** The media type of the answers, for the OpenAPI document (default application/json). */
+  responseType?: string;
   /** Answers the request; a streaming route takes over `reply` itself and answers null. */
   handler: (
     principal: Principal,

@@ -1,12 +1,12 @@
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
 import { mountMcpEndpoint } from './mcp-endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint.js';
-import { openApiDocument } from './openapi.js';
+import { MCP_ENDPOINT_ROUTES, openApiDocument, undocumentedRoutes } from './openapi.js';
 import type { Route } from './route.js';
 import { bearerToken } from './bearer.js';
 import type { GatewayServices } from './services.js';
@@ -20,6 +20,7 @@ import { eventStreamRoutes } from './routes/event-stream-routes.js';
 import { principalRoutes } from './routes/principal-routes.js';
 import { secretRoutes } from './routes/secret-routes.js';
 import { mcpServerRoutes } from './routes/mcp-server-routes.js';
+import { operationalRoutes } from './routes/operational-routes.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -50,6 +51,11 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     return503OnClosing: true,
     forceCloseConnections: true,
   });
+  // Every route registered from here on, so the OpenAPI document can be checked against them.
+  const registered: { method: string; url: string }[] = [];
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) registered.push({ method, url: r.url });
+  });
   const s = o.services;
   const routes: Route[] = [
     ...registryRoutes(s),
@@ -67,8 +73,9 @@ export function buildServer(o: ServerOptions): FastifyInstance {
           publish: (tenant, events, actor) => s.registry.applyEvents(tenant, events, actor),
         })
       : []),
+    ...operationalRoutes(s, () => openapi),
   ];
-  const openapi = openApiDocument(routes, o.version);
+  const openapi = openApiDocument([...routes, ...MCP_ENDPOINT_ROUTES], o.version);
 
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) =>
     done(null, body),
@@ -91,17 +98,17 @@ export function buildServer(o: ServerOptions): FastifyInstance {
 
   mountMcpEndpoint(app, s, { ...o.mcp, version: o.version });
 
-  app.get('/healthz', () => ({ status: 'ok' }));
-  app.get('/readyz', (_req, reply) => {
-    const sandbox = s.sandbox() ?? 'ok';
-    return s.ready()
-      ? { status: 'ready', sandbox }
-      : reply.code(503).send({ status: 'starting or stopping', sandbox });
+  // A route added without its description is a bug: the gateway refuses to start with it.
+  app.addHook('onReady', (done) => {
+    const missing = undocumentedRoutes(openapi, registered);
+    done(
+      missing.length === 0
+        ? undefined
+        : new IllegalStateError(
+            `Routes missing from /openapi.json: ${missing.join(', ')}. Describe them in the route table (or MCP_ENDPOINT_ROUTES in src/http/openapi.ts).`,
+          ),
+    );
   });
-  app.get('/metrics', async (_req, reply) =>
-    reply.type('text/plain; version=0.0.4').send(await s.metrics.text()),
-  );
-  app.get('/openapi.json', () => openapi);
 
   app.setNotFoundHandler((req, reply) => {
     void reply.code(404).send({

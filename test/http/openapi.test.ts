@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/http/index.js';
+import type { GatewayServices } from '../../src/http/index.js';
+import { undocumentedRoutes } from '../../src/http/openapi.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+
+type Paths = Record<string, Record<string, { summary: string; security?: unknown[] }>>;
+
+/** Services enough to build the server: its routes only reach them when they answer. */
+const services = { secrets: {}, mcp: {} } as unknown as GatewayServices;
+
+describe('the OpenAPI document', () => {
+  let g: DemoGateway;
+  let paths: Paths;
+  beforeAll(async () => {
+    g = await startDemoGateway();
+    const res = await g.inject<{ paths: Paths }>('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    paths = res.body.paths;
+  });
+  afterAll(async () => {
+    await g?.close();
+  });
+
+  it('describes /mcp, /healthz, /readyz, /metrics and itself, the public ones without a token', () => {
+    expect(Object.keys(paths['/mcp']!).sort()).toEqual(['delete', 'get', 'post']);
+    for (const path of ['/healthz', '/readyz', '/metrics', '/openapi.json'])
+      expect(paths[path]?.get?.security, path).toEqual([]);
+  });
+
+  it("names only routes the gateway serves (Fastify's own route table)", () => {
+    const documented = Object.entries(paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => ({
+        method: m.toUpperCase(),
+        url: path.replace(/\{(\w+)\}/g, ':$1'),
+      })),
+    );
+    expect(documented.length).toBeGreaterThan(30);
+    const missing = documented.filter(
+      (r) => !g.gateway.server.hasRoute({ method: r.method, url: r.url }),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('answers the operational routes as before', async () => {
+    expect((await g.inject('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    // Not listening: the gateway is not ready, and says so with 503.
+    const readyz = await g.inject('GET', '/readyz');
+    expect(readyz.status).toBe(503);
+    expect(readyz.body).toMatchObject({ status: 'starting or stopping' });
+    const metrics = await g.inject('GET', '/metrics');
+    expect(metrics.headers['content-type']).toBe('text/plain; version=0.0.4');
+    expect(metrics.body).toContain('# TYPE');
+  });
+});
+
+describe('every route the server registers is in the document', () => {
+  it('a server with all its routes starts; one with an undescribed route refuses to, naming it', async () => {
+    const complete = buildServer({ services, version: 'test' });
+    await expect(complete.ready()).resolves.toBeDefined();
+    await complete.close();
+
+    const extended = buildServer({ services, version: 'test' });
+    extended.get('/v1/undescribed/:id', () => ({}));
+    extended.post('/healthz', () => ({}));
+    await expect(extended.ready()).rejects.toThrow(
+      /Routes missing from \/openapi\.json: GET \/v1\/undescribed\/:id, HEAD \/v1\/undescribed\/:id, POST \/healthz\./,
+    );
+    await extended.close();
+  });
+
+  it('undocumentedRoutes matches path parameters and counts HEAD as GET', () => {
+    const doc = { paths: { '/v1/things/{id}': { get: {} }, '/x': { post: {} } } };
+    expect(
+      undocumentedRoutes(doc, [
+        { method: 'GET', url: '/v1/things/:id' },
+        { method: 'HEAD', url: '/v1/things/:id' },
+        { method: 'POST', url: '/x' },
+        { method: 'GET', url: '/x' },
+        { method: 'DELETE', url: '/v1/things/:id' },
+      ]),
+    ).toEqual(['GET /x', 'DELETE /v1/things/:id']);
+  });
+});
