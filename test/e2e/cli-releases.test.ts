@@ -90,6 +90,19 @@ describe('a newly bound MCP tool, called after an agent release holds it (docs/c
     expect(called.stdout).toContain('"mimeType": "image/png"');
   });
 
+  it('GET /v1/agent-releases lists every release to the others, and an agent its own', async () => {
+    type Listed = { releases: { agentId: string; version: string; closure: unknown[] }[] };
+    const all = await g.inject<Listed>('GET', '/v1/agent-releases?agent=demo-agent', {
+      token: g.tokens.reviewer,
+    });
+    expect(all.body.releases.map((r) => r.version)).toEqual(['1.0.0', '1.1.0']);
+    const own = await g.inject<Listed>('GET', '/v1/agent-releases', { token: g.tokens.agent });
+    expect(own.body.releases.map((r) => `${r.agentId}@${r.version}`)).toEqual(['demo-agent@1.0.0']);
+    expect(own.body.releases[0]!.closure).toEqual(
+      g.gateway.registry.agentRelease('acme', 'demo-agent', '1.0.0')!.release.closure,
+    );
+  });
+
   it('refuses releases it cannot build, naming what exists', async () => {
     const admin = as(g, g.tokens.admin);
     const noBase = await admin(
