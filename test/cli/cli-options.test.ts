@@ -14,10 +14,13 @@ function find(program: Command, path: string[]): Command {
   return c;
 }
 
+/** Values for options whose parser refuses an arbitrary word. */
+const SAMPLES: Record<string, string> = { '--port': '7070' };
+
 /** The word that sets an option on a command line, and a value when it takes one. */
 function words(o: Option, value: string): string[] {
   const flag = o.long ?? o.short!;
-  return o.required || o.optional ? [flag, value] : [flag];
+  return o.required || o.optional ? [flag, SAMPLES[flag] ?? value] : [flag];
 }
 
 /**

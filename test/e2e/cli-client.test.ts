@@ -150,6 +150,7 @@ describe('exit statuses', () => {
       ['events', 'publish', '/nonexistent/events.json'],
       ['nope'],
       ['tools'],
+      ['serve', '--port', 'abc'],
     ]) {
       const r = await cli('agent', ...args);
       expect(r.code, `${args.join(' ')}\n${show(r)}`).toBe(2);
@@ -158,6 +159,11 @@ describe('exit statuses', () => {
     }
     expect((await g.gateway.invocations.list(principalOf('agent'), { limit: 500 })).length).toBe(
       before,
+    );
+    const config = await runCli(['serve', '--data', g.dataDir], { GATEHOUSE_POOL: 'bogus' });
+    expect(config.code, show(config)).toBe(2);
+    expect(config.stderr).toBe(
+      'error: GATEHOUSE_POOL must look like key=value,key=value; got "bogus".\n',
     );
   });
 

@@ -153,7 +153,7 @@ export function releaseCommands(program: Command): void {
     const result = (body as { results: { result: string; message: string }[] }).results[0];
     print(
       [
-        `${ref}: ${result?.result ?? 'sent'}, ${closure.length} tools, maxClass ${maxClass}${result?.message ? ` (${result.message})` : ''}`,
+        `${ref}: ${result?.result ?? 'sent'}, ${closure.length} tools, maxClass ${maxClass}`,
         ...notes,
         `agents call its tools with a principal of this release: gatehouse principals add NAME --role agent --project PROJECT --agent ${ref}`,
       ].join('\n'),

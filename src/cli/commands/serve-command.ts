@@ -1,5 +1,13 @@
+import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import { join } from 'node:path';
+import { usageError } from '../cli-error.js';
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new InvalidArgumentError('give a port number in 0–65535.');
+  return Number(value);
+}
 
 /** `gatehouse serve`: runs the gateway until SIGINT or SIGTERM. */
 export function serveCommand(program: Command): void {
@@ -8,7 +16,7 @@ export function serveCommand(program: Command): void {
     .description('run the gateway (SQLite in the data directory by default)')
     .option('--demo', 'seed a demo tenant, tools, agent and one principal per role')
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
-    .option('--port <port>', 'port to listen on (default 7070)', (v) => Number(v))
+    .option('--port <port>', 'port to listen on (default 7070)', port)
     .option('--data <dir>', 'data directory (default .data or GATEHOUSE_DATA)')
     .option('--db <url>', 'database: a SQLite path (default DATA/gatehouse.db)')
     .action(
@@ -21,13 +29,19 @@ export function serveCommand(program: Command): void {
       }) => {
         // Loaded here, not at the top: client commands never pay for the server's start-up.
         const { loadConfig, startGateway } = await import('../../app/index.js');
-        const config = loadConfig({
-          demo: opts.demo ?? false,
-          ...(opts.host ? { host: opts.host } : {}),
-          ...(opts.port !== undefined ? { port: opts.port } : {}),
-          ...(opts.data ? { dataDir: opts.data } : {}),
-          ...(opts.db ? { db: opts.db } : {}),
-        });
+        let config: ReturnType<typeof loadConfig>;
+        try {
+          config = loadConfig({
+            demo: opts.demo ?? false,
+            ...(opts.host ? { host: opts.host } : {}),
+            ...(opts.port !== undefined ? { port: opts.port } : {}),
+            ...(opts.data ? { dataDir: opts.data } : {}),
+            ...(opts.db ? { db: opts.db } : {}),
+          });
+        } catch (err) {
+          // A flag or GATEHOUSE_* variable that cannot be used: the command line is wrong.
+          throw usageError((err as Error).message, err);
+        }
         const { gateway, url, tokens } = await startGateway(config);
         const out = process.stdout;
         out.write(`Gatehouse listening on ${url} (data in ${config.dataDir})\n`);
