@@ -1,3 +1,6 @@
+import type { IncomingMessage, RequestOptions, request as httpRequest } from 'node:http';
+import { usageError } from './cli-error.js';
+
 /** A failed API call: the gateway's error body, or why it could not be reached (status 0). */
 export class ApiError extends Error {
   constructor(
@@ -38,30 +41,38 @@ export class GatehouseClient {
   ): Promise<ApiAnswer> {
     const h: Record<string, string> = { ...headers };
     if (this.token) h.authorization = `Bearer ${this.token}`;
-    if (body !== undefined) h['content-type'] = 'application/json';
-    let res: Response;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) {
+      h['content-type'] = 'application/json';
+      h['content-length'] = String(Buffer.byteLength(payload));
+    }
+    let url: URL;
     try {
-      res = await fetch(new URL(path, this.baseUrl), {
-        method,
-        headers: h,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
+      url = new URL(path, this.baseUrl);
     } catch (err) {
-      const cause = (err as Error).cause instanceof Error ? ((err as Error).cause as Error) : err;
+      throw usageError(`GATEHOUSE_URL ${JSON.stringify(this.baseUrl)} is not a URL`, err);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw usageError(`${url.href} is not an http or https URL`);
+    let res: { status: number; statusText: string; text: string };
+    try {
+      res = await send(url, method, h, payload);
+    } catch (err) {
       throw new ApiError(
         0,
         'UNREACHABLE',
-        `cannot reach Gatehouse at ${this.baseUrl} (${(cause as Error).message}); is it running? Set GATEHOUSE_URL.`,
+        `cannot reach Gatehouse at ${this.baseUrl} (${(err as Error).message}); is it running? Set GATEHOUSE_URL.`,
       );
     }
-    const text = await res.text();
+    const ok = res.status >= 200 && res.status < 300;
+    const text = res.text;
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
     } catch {
       // not JSON: keep the text
     }
-    if (res.ok || isInvocationRecord(parsed)) return { status: res.status, body: parsed };
+    if (ok || isInvocationRecord(parsed)) return { status: res.status, body: parsed };
     const error = (parsed as { error?: { code?: unknown; message?: unknown; details?: unknown } })
       ?.error;
     if (typeof error === 'object' && error !== null) {
@@ -94,4 +105,41 @@ function isInvocationRecord(body: unknown): boolean {
     'id' in body &&
     'requestHash' in body
   );
+}
+
+/**
+ * One HTTP exchange with node:http or node:https, loaded when the first request is sent (so
+ * `--version` and `--help` never load them). Not `fetch`: loading its implementation costs a
+ * client command more than everything else it does.
+ */
+async function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  payload: string | undefined,
+): Promise<{ status: number; statusText: string; text: string }> {
+  const request: (
+    url: URL,
+    options: RequestOptions,
+    callback: (res: IncomingMessage) => void,
+  ) => ReturnType<typeof httpRequest> =
+    url.protocol === 'https:'
+      ? (await import('node:https')).request
+      : (await import('node:http')).request;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          statusText: res.statusMessage ?? '',
+          text: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
