@@ -8,14 +8,16 @@ interface StreamEvent {
 }
 
 /**
- * Follows the gateway's event stream, yielding events as they arrive, until `signal` aborts.
+ * Opens the gateway's event stream and resolves once the gateway answered, so every event from
+ * then on is in what it yields: a caller that reads a state after this resolves misses no change
+ * made after that read. Yields events as they arrive, until `signal` aborts.
  * @throws Error when the stream cannot be opened.
  */
-export async function* followEvents(
+export async function openEventStream(
   baseUrl: string,
   token: string | undefined,
   signal: AbortSignal,
-): AsyncGenerator<StreamEvent> {
+): Promise<AsyncGenerator<StreamEvent>> {
   const res = await fetch(new URL('/v1/events/stream', baseUrl), {
     headers: {
       accept: 'text/event-stream',
@@ -25,10 +27,14 @@ export async function* followEvents(
   });
   if (!res.ok || !res.body)
     throw new Error(`cannot follow events: HTTP ${res.status} ${await res.text()}`);
+  return frames(res.body);
+}
+
+async function* frames(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const chunk of res.body) {
-    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
     let end: number;
     while ((end = buffer.indexOf('\n\n')) >= 0) {
       const frame = buffer.slice(0, end);

@@ -1,5 +1,5 @@
 import type { GatehouseClient } from './client.js';
-import { followEvents } from './event-stream-client.js';
+import { openEventStream } from './event-stream-client.js';
 
 interface ApprovalView {
   id: string;
@@ -39,10 +39,13 @@ export async function waitForApproval(
     Math.max(0, Date.parse(a.expiresAt) - Date.now()) + 1000,
   );
   try {
-    const events = followEvents(client.baseUrl, process.env.GATEHOUSE_TOKEN, stop.signal);
-    // The decision may have landed before the stream opened.
+    const events = await openEventStream(client.baseUrl, process.env.GATEHOUSE_TOKEN, stop.signal);
+    // The decision may have landed before the stream opened; one after it is in the stream.
     a = await read();
-    if (a.status !== 'pending') return a.status;
+    if (a.status !== 'pending') {
+      progress(a);
+      return a.status;
+    }
     for await (const e of events) {
       if (e.type !== 'ApprovalDecided' || e.data.approvalId !== approvalId) continue;
       a = await read();

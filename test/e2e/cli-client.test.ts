@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { ROOT, ensureBuilt, runCli } from '../helpers/cli.js';
+import { CLI, ROOT, ensureBuilt, runCli } from '../helpers/cli.js';
 import type { CliRun } from '../helpers/cli.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
@@ -131,6 +132,51 @@ describe('exit statuses', () => {
     });
     expect(stored.body).toMatchObject({ status: 'awaiting_approval', approvalId: approval![1] });
     expect(r.stdout).toContain(`--idempotency-key cli-exit-5 --approval ${approval![1]}`);
+  });
+
+  it('0 for a gated call with --wait once a reviewer approves it, the progress on stderr', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'invoke',
+        'demo/propose-change@1.0.0',
+        '--input',
+        '{"title":"waited","diff":"d"}',
+        '--wait',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, GATEHOUSE_URL: g.url!, GATEHOUSE_TOKEN: g.tokens.agent },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // Approved only once the CLI is waiting, as a reviewer would.
+    const timer = setTimeout(() => child.kill(), 20_000);
+    const approval = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        const m = /a reviewer can run: gatehouse approvals approve (\S+)/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      void exited.then(() => reject(new Error(`exited before waiting:\n${stdout}${stderr}`)));
+    });
+    const approved = await g.inject('POST', `/v1/approvals/${approval}/approve`, {
+      token: g.tokens.reviewer,
+      body: { reason: 'fine' },
+    });
+    expect(approved.status).toBe(200);
+    const code = await exited;
+    clearTimeout(timer);
+    expect(code, `${stdout}${stderr}`).toBe(0);
+    expect(stderr).toContain(`… approval ${approval}: pending, 0 of 1 approvals`);
+    expect(stderr).toContain(`… approval ${approval}: approved, 1 of 1 approvals`);
+    expect(stdout).toMatch(/^200 observed: demo\/propose-change@1\.0\.0 in dev/);
+    expect(stdout).toContain('"title": "waited"');
   });
 
   it('1 for a call whose effect is uncertain, on stderr', async () => {
