@@ -11,6 +11,7 @@ const parts = [
   'invocation',
   'secrets',
   'capacity',
+  'egress',
   'sandbox',
   'executors',
   'mcp',

@@ -29,7 +29,8 @@ import {
 } from '../storage/index.js';
 import { Directory } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
-import { McpExecutor, McpService, UpstreamEgress } from '../mcp/index.js';
+import { GatewayEgress } from '../egress/index.js';
+import { McpExecutor, McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';
@@ -141,7 +142,7 @@ export class Gateway {
       deps.nativeHandlers?.(native);
       const broker = execution.broker;
       // HTTP upstreams go where the sandboxes may: the egress allow-list, read at each check.
-      const egress = new UpstreamEgress({
+      const egress = new GatewayEgress({
         allow: () => config.sandbox.egressAllow,
         source: 'GATEHOUSE_EGRESS_ALLOW',
       });

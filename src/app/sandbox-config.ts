@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { PoolConfig } from '../capacity/index.js';
-import { EgressAllowList } from '../sandbox/index.js';
+import { EgressAllowList } from '../egress/index.js';
 
 /** How sandboxed tools run: capacity, defaults of a lease, egress, repositories. */
 export interface SandboxConfig {

@@ -1,6 +1,7 @@
 import { KeyedSerial } from '../core/index.js';
 import type { ExecutionCapacity, Lease, LeaseResources } from '../capacity/index.js';
-import type { EgressDecision, EgressProxy, Workspaces } from '../sandbox/index.js';
+import type { EgressDecision, EgressProxy } from '../egress/index.js';
+import type { Workspaces } from '../sandbox/index.js';
 import type { ExecutionLease } from './executor.js';
 
 /** Defaults for what a sandboxed call gets when its descriptor says nothing. */

@@ -26,9 +26,5 @@ export type {
   StdioLauncher,
 } from './upstream-connection-options.js';
 export { processAlive } from './process-exit.js';
-export { UpstreamEgress } from './upstream-egress.js';
-export type { UpstreamEgressOptions } from './upstream-egress.js';
-export { pinnedFetch } from './upstream-fetch.js';
-export type { PinnedAddress, PinnedFetchOptions, UpstreamFetch } from './upstream-fetch.js';
 export { ChildStdioTransport } from './child-stdio-transport.js';
 export type { ChildStdioOptions } from './child-stdio-transport.js';

@@ -2,7 +2,7 @@ import type { Clock, IdGenerator } from '../core/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 import type { McpStore } from './mcp-store.js';
 import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
-import type { UpstreamFetch } from './upstream-fetch.js';
+import type { PinnedFetch } from '../egress/index.js';
 
 /** Collaborators and settings of the {@link McpService}. */
 export interface McpServiceOptions {
@@ -21,7 +21,7 @@ export interface McpServiceOptions {
    * @throws Error saying why egress is refused; the connection fails (UNAVAILABLE,
    *   SERVER_UNAVAILABLE) and no credentials are issued.
    */
-  connectHttp?: (url: URL) => Promise<UpstreamFetch>;
+  connectHttp?: (url: URL) => Promise<PinnedFetch>;
   /** Milliseconds between health probes (ping + tools/list, which is also the scheduled discovery). */
   probeIntervalMs?: number;
   /** Consecutive failed probes that turn an active server degraded. */

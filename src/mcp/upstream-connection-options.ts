@@ -1,7 +1,7 @@
 import type { BrokeredValue } from '../secrets/index.js';
 import type { McpTransport } from './mcp-server.js';
 import type { ChildStdioOptions } from './child-stdio-transport.js';
-import type { UpstreamFetch } from './upstream-fetch.js';
+import type { PinnedFetch } from '../egress/index.js';
 
 /** Options of {@link UpstreamConnection.open}. */
 export interface UpstreamConnectionOptions {
@@ -36,7 +36,7 @@ export interface UpstreamConnectionOptions {
    * The fetch an HTTP server's requests go through (one the egress check pinned to the addresses
    * it authorized); the connection owns it and closes it when it ends. Absent: the global fetch.
    */
-  fetch?: UpstreamFetch;
+  fetch?: PinnedFetch;
 }
 
 /** A prepared spawn of a stdio server, and how to give back what it holds. */

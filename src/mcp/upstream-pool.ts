@@ -1,7 +1,7 @@
 import type { McpServerRecord } from './mcp-server.js';
 import { UpstreamConnection } from './upstream-connection.js';
 import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
-import type { UpstreamFetch } from './upstream-fetch.js';
+import type { PinnedFetch } from '../egress/index.js';
 
 /** Options of the {@link UpstreamPool}. */
 export interface UpstreamPoolOptions {
@@ -31,7 +31,7 @@ export interface UpstreamPoolOptions {
    * Authorizes egress to an HTTP server for one connection and returns the fetch to use.
    * @throws Error saying why egress is refused; no credentials are issued and nothing is sent then.
    */
-  connectHttp?: (url: URL) => Promise<UpstreamFetch>;
+  connectHttp?: (url: URL) => Promise<PinnedFetch>;
 }
 
 /**

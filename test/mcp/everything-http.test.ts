@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { UpstreamEgress } from '../../src/mcp/index.js';
+import { GatewayEgress } from '../../src/egress/index.js';
 import { freePort } from '../helpers/ports.js';
 import { McpHarness, TENANT } from './mcp-harness.js';
 
@@ -48,7 +48,7 @@ describe('server-everything over Streamable HTTP', () => {
     const port = await freePort();
     upstream = await startHttp(port);
     // Through the egress check, as the gateway wires it: the loopback address and port listed.
-    const egress = new UpstreamEgress({ allow: () => [`127.0.0.1:${port}`] });
+    const egress = new GatewayEgress({ allow: () => [`127.0.0.1:${port}`] });
     h = await McpHarness.open({
       failuresToDegrade: 2,
       requestTimeoutMs: 2_000,

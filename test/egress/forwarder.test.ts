@@ -7,12 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EgressProxy } from '../../src/sandbox/egress-proxy.js';
-import type { EgressLease } from '../../src/sandbox/egress-proxy.js';
+import { EgressProxy } from '../../src/egress/index.js';
+import type { EgressLease } from '../../src/egress/index.js';
 import { freePort } from '../helpers/ports.js';
 import { missingCommand, skipWithout } from '../helpers/prerequisites.js';
-import { startOrigin } from './egress-fixtures.js';
-import type { Started } from './egress-fixtures.js';
+import { startOrigin } from './fixtures.js';
+import type { Started } from './fixtures.js';
 
 const SOCAT = '/usr/bin/socat';
 const CURL = ['/usr/bin/curl', '/usr/local/bin/curl'].find((p) => existsSync(p));

@@ -2,8 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { formatIp } from './egress-address.js';
-import type { IpAddress } from './egress-address.js';
+import { formatIp } from './ip-address.js';
+import type { IpAddress } from './ip-address.js';
 
 /** Headers that describe one hop, never forwarded (RFC 9110 §7.6.1), plus the proxy's own. */
 const HOP_BY_HOP = new Set([

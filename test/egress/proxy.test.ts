@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, IllegalStateError, isGatehouseError } from '../../src/core/index.js';
-import { EgressProxy } from '../../src/sandbox/egress-proxy.js';
-import type { EgressDecision } from '../../src/sandbox/egress-proxy.js';
+import { EgressProxy } from '../../src/egress/index.js';
+import type { EgressDecision } from '../../src/egress/index.js';
 import { freePort } from '../helpers/ports.js';
 import {
   closed,
@@ -14,8 +14,8 @@ import {
   roundTrip,
   startEcho,
   startOrigin,
-} from './egress-fixtures.js';
-import type { Started } from './egress-fixtures.js';
+} from './fixtures.js';
+import type { Started } from './fixtures.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 

@@ -1,16 +1,14 @@
-import {
-  EgressAllowList,
-  authorizeEgress,
-  systemResolve,
-  formatIp,
-  parseConnectTarget,
-} from '../sandbox/index.js';
-import type { EgressResolver, EgressTarget } from '../sandbox/index.js';
-import { pinnedFetch } from './upstream-fetch.js';
-import type { UpstreamFetch } from './upstream-fetch.js';
+import { EgressAllowList } from './allow-list.js';
+import { authorizeEgress, systemResolve } from './authorize.js';
+import type { EgressResolver } from './authorize.js';
+import { formatIp } from './ip-address.js';
+import { pinnedFetch } from './pinned-fetch.js';
+import type { PinnedFetch } from './pinned-fetch.js';
+import { parseConnectTarget } from './target.js';
+import type { EgressTarget } from './target.js';
 
-/** Options of {@link UpstreamEgress}. */
-export interface UpstreamEgressOptions {
+/** Options of {@link GatewayEgress}. */
+export interface GatewayEgressOptions {
   /** The allow-list's entries, read at every check, so a changed list applies to the next one. */
   allow: () => readonly string[];
   /** Where the entries are set, for messages (e.g. `GATEHOUSE_EGRESS_ALLOW`). */
@@ -22,15 +20,15 @@ export interface UpstreamEgressOptions {
 }
 
 /**
- * The gateway's egress rules for HTTP MCP upstreams, on the sandbox's allow-list: a URL's host and
- * port must be listed to register it ({@link check}); each connection resolves the host once,
- * refuses non-public addresses that are not listed by IP, and gets a fetch that reaches only the
- * addresses it checked ({@link connect}).
+ * The egress the gateway makes itself (HTTP MCP upstreams; any HTTP it sends on a tool's behalf),
+ * on the same allow-list as the sandboxes: a URL's host and port must be listed to register it
+ * ({@link check}); each connection resolves the host once, refuses non-public addresses that are
+ * not listed by IP, and gets a fetch that reaches only the addresses it checked ({@link connect}).
  */
-export class UpstreamEgress {
+export class GatewayEgress {
   private parsed: { key: string; list: EgressAllowList } | null = null;
 
-  constructor(private readonly o: UpstreamEgressOptions) {}
+  constructor(private readonly o: GatewayEgressOptions) {}
 
   /**
    * Judges a URL's host and port against the allow-list, without DNS (registration).
@@ -51,7 +49,7 @@ export class UpstreamEgress {
    * @returns a fetch that connects only to the authorized addresses; close it with the connection.
    * @throws Error saying why egress is refused (nothing was sent to the upstream then).
    */
-  async connect(url: URL): Promise<UpstreamFetch> {
+  async connect(url: URL): Promise<PinnedFetch> {
     const target = targetOf(url.href);
     if (typeof target === 'string') throw new Error(`egress refused: ${target}`);
     const list = this.list();

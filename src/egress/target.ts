@@ -1,5 +1,5 @@
-import { looksLikeIpv4, parseIp } from './egress-address.js';
-import type { IpAddress } from './egress-address.js';
+import { looksLikeIpv4, parseIp } from './ip-address.js';
+import type { IpAddress } from './ip-address.js';
 
 /** Where a request through the proxy wants to go. */
 export interface EgressTarget {

@@ -4,7 +4,9 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
-import type { FetchLike } from '@modelcontextprotocol/client';
+
+/** The fetch signature: a URL (or its text) and the Fetch standard's init. */
+export type FetchFunction = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** An address an upstream's host was authorized to reach. */
 export interface PinnedAddress {
@@ -23,8 +25,8 @@ export interface PinnedFetchOptions {
 }
 
 /** The fetch of one upstream connection, and how to end its sockets. */
-export interface UpstreamFetch {
-  readonly fetch: FetchLike;
+export interface PinnedFetch {
+  readonly fetch: FetchFunction;
   /** Destroys every socket, open streams included; later requests fail. Safe to repeat. */
   close(): void;
 }
@@ -55,7 +57,7 @@ const HOP_HEADERS = new Set([
  * request or its body at any point. Sockets are kept alive for this upstream only.
  * @throws TypeError when the origin is not http(s) or there is no address.
  */
-export function pinnedFetch(o: PinnedFetchOptions): UpstreamFetch {
+export function pinnedFetch(o: PinnedFetchOptions): PinnedFetch {
   const origin = new URL(o.origin.href);
   const tls = origin.protocol === 'https:';
   if (!tls && origin.protocol !== 'http:')
@@ -80,7 +82,7 @@ export function pinnedFetch(o: PinnedFetchOptions): UpstreamFetch {
     : new HttpAgent({ keepAlive: true, lookup });
   let closed = false;
 
-  const fetch: FetchLike = async (input, init) => {
+  const fetch: FetchFunction = async (input, init) => {
     if (closed) throw new TypeError('fetch failed: the upstream connection is closed');
     const req = new Request(input, init);
     const url = new URL(req.url);

@@ -6,10 +6,10 @@ import {
   parseIpRange,
   rangeContains,
   specialRange,
-} from '../../src/sandbox/egress-address.js';
-import { EgressAllowList } from '../../src/sandbox/egress-allow-list.js';
-import { parseConnectTarget, parseHttpTarget } from '../../src/sandbox/egress-target.js';
-import type { EgressTarget } from '../../src/sandbox/egress-target.js';
+} from '../../src/egress/ip-address.js';
+import { EgressAllowList } from '../../src/egress/allow-list.js';
+import { parseConnectTarget, parseHttpTarget } from '../../src/egress/target.js';
+import type { EgressTarget } from '../../src/egress/target.js';
 
 const ip = (text: string) => {
   const parsed = parseIp(text);

@@ -1,16 +1,12 @@
 import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ErrorCode, GatehouseError, IllegalStateError, isoTime } from '../core/index.js';
-import { EgressAllowList } from './egress-allow-list.js';
-import { systemResolve } from './egress-authorize.js';
-import type { EgressResolver } from './egress-authorize.js';
-import type { EgressDecision } from './egress-decision.js';
-import { EgressLeaseServer } from './egress-lease-server.js';
-import type { EgressLimits } from './egress-lease-server.js';
-
-export type { EgressDecision } from './egress-decision.js';
-export type { EgressResolver } from './egress-authorize.js';
-export type { EgressLimits } from './egress-lease-server.js';
+import { EgressAllowList } from './allow-list.js';
+import { systemResolve } from './authorize.js';
+import type { EgressResolver } from './authorize.js';
+import type { EgressDecision } from './decision.js';
+import { EgressLeaseServer } from './lease-server.js';
+import type { EgressLimits } from './lease-server.js';
 
 /** One lease's egress proxy endpoint. */
 export interface EgressLease {

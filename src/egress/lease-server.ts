@@ -2,19 +2,19 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { EgressAllowList } from './egress-allow-list.js';
-import { authorizeEgress } from './egress-authorize.js';
-import type { EgressResolver } from './egress-authorize.js';
-import type { EgressDecision } from './egress-decision.js';
+import type { EgressAllowList } from './allow-list.js';
+import { authorizeEgress } from './authorize.js';
+import type { EgressResolver } from './authorize.js';
+import type { EgressDecision } from './decision.js';
 import {
   connectFirst,
   downstreamHeaders,
   hostHeader,
   rawResponse,
   upstreamHeaders,
-} from './egress-forward.js';
-import { parseConnectTarget, parseHttpTarget } from './egress-target.js';
-import type { EgressTarget } from './egress-target.js';
+} from './forward.js';
+import { parseConnectTarget, parseHttpTarget } from './target.js';
+import type { EgressTarget } from './target.js';
 
 /** Bounds of one lease's proxy endpoint. */
 export interface EgressLimits {

@@ -1,8 +1,8 @@
 import { lookup } from 'node:dns/promises';
-import { formatIp, parseIp, specialRange } from './egress-address.js';
-import type { IpAddress } from './egress-address.js';
-import type { EgressAllowList } from './egress-allow-list.js';
-import type { EgressTarget } from './egress-target.js';
+import { formatIp, parseIp, specialRange } from './ip-address.js';
+import type { IpAddress } from './ip-address.js';
+import type { EgressAllowList } from './allow-list.js';
+import type { EgressTarget } from './target.js';
 
 /** Resolves a host name to IP address texts (DNS). */
 export type EgressResolver = (host: string) => Promise<string[]>;

@@ -1,8 +1,8 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import { formatIp, looksLikeIpv4, parseIpRange, rangeContains } from './egress-address.js';
-import type { IpAddress, IpRange } from './egress-address.js';
-import { normalizeHostName } from './egress-target.js';
-import type { EgressTarget } from './egress-target.js';
+import { formatIp, looksLikeIpv4, parseIpRange, rangeContains } from './ip-address.js';
+import type { IpAddress, IpRange } from './ip-address.js';
+import { normalizeHostName } from './target.js';
+import type { EgressTarget } from './target.js';
 
 /** The ports an entry without a port allows. */
 const DEFAULT_EGRESS_PORTS: readonly number[] = [443, 80];
