@@ -8,7 +8,7 @@ import type { SecretService } from '../secrets/index.js';
 import type { Directory } from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
-import type { AuditWriter } from './mcp-endpoint-reads.js';
+import type { AuditWriter } from './mcp-endpoint/reads.js';
 
 /** The parts the REST API translates to. */
 export interface GatewayServices {

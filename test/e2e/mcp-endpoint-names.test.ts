@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { McpToolNames } from '../../src/http/mcp-endpoint-names.js';
+import { McpToolNames } from '../../src/http/mcp-endpoint/names.js';
 
 describe('McpToolNames', () => {
   it('makes names MCP-safe, stable and reversible', () => {

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../core/index.js';
+import { sha256Hex } from '../../core/index.js';
 
 /** A tool version, as a release closure names it. */
 export interface ToolRef {

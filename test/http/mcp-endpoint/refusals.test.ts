@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundedText } from '../../src/http/mcp-endpoint-refusals.js';
+import { boundedText } from '../../../src/http/mcp-endpoint/refusals.js';
 
 describe('boundedText (what an agent sent, as a refusal records it)', () => {
   it('keeps text of up to 256 characters whole', () => {

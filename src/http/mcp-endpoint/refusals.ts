@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { isoTime, sha256Hex } from '../core/index.js';
-import { patternRedactor } from '../secrets/index.js';
-import type { Principal } from '../tenancy/index.js';
-import type { GatewayServices } from './services.js';
+import { isoTime, sha256Hex } from '../../core/index.js';
+import { patternRedactor } from '../../secrets/index.js';
+import type { Principal } from '../../tenancy/index.js';
+import type { GatewayServices } from '../services.js';
 
 /** Record types of refusals at the MCP edge. */
 export const RefusalType = {

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import { ErrorCode, GatehouseError } from '../core/index.js';
-import { hasRole } from '../tenancy/index.js';
-import type { Principal } from '../tenancy/index.js';
-import { bearerToken } from './bearer.js';
-import type { GatewayServices } from './services.js';
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+import { hasRole } from '../../tenancy/index.js';
+import type { Principal } from '../../tenancy/index.js';
+import { bearerToken } from '../bearer.js';
+import type { GatewayServices } from '../services.js';
 
 /** Where `/mcp` may be reached from: names besides the local ones, and browser origins. */
 export interface McpReach {

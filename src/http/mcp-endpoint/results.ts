@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { GatehouseError } from '../core/index.js';
-import { ErrorCode } from '../core/index.js';
-import type { InvocationRecord } from '../invocation/index.js';
+import type { GatehouseError } from '../../core/index.js';
+import { ErrorCode } from '../../core/index.js';
+import type { InvocationRecord } from '../../invocation/index.js';
 
 /** Keys Gatehouse reads from and writes to an MCP request's or result's `_meta`. */
 export const MetaKey = {

@@ -6,15 +6,15 @@ import {
   isInitializeRequest,
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode, GatehouseError } from '../core/index.js';
-import type { Principal } from '../tenancy/index.js';
-import { jsonRpcRefusal } from './mcp-endpoint-errors.js';
-import { translateFastifyError } from './fastify-errors.js';
-import { authenticateAgent, checkHost, checkOrigin } from './mcp-endpoint-guards.js';
-import type { McpReach } from './mcp-endpoint-guards.js';
-import { RefusalType, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
-import { createSessionServer } from './mcp-endpoint-session.js';
-import type { GatewayServices } from './services.js';
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+import type { Principal } from '../../tenancy/index.js';
+import { jsonRpcRefusal } from './errors.js';
+import { translateFastifyError } from '../fastify-errors.js';
+import { authenticateAgent, checkHost, checkOrigin } from './guards.js';
+import type { McpReach } from './guards.js';
+import { RefusalType, recordRefusal, sessionDigest } from './refusals.js';
+import { createSessionServer } from './session.js';
+import type { GatewayServices } from '../services.js';
 
 /** Options of {@link mountMcpEndpoint}. */
 export interface McpEndpointOptions extends McpReach {

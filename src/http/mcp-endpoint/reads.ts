@@ -6,13 +6,13 @@ import {
   isGatehouseError,
   isoTime,
   sha256Hex,
-} from '../core/index.js';
-import type { AuditRecordDraft, Clock } from '../core/index.js';
-import type { McpService, UpstreamConnection } from '../mcp/index.js';
-import { patternRedactor } from '../secrets/index.js';
-import type { Redactor } from '../secrets/index.js';
-import type { Principal } from '../tenancy/index.js';
-import { cutText, sessionDigest } from './mcp-endpoint-refusals.js';
+} from '../../core/index.js';
+import type { AuditRecordDraft, Clock } from '../../core/index.js';
+import type { McpService, UpstreamConnection } from '../../mcp/index.js';
+import { patternRedactor } from '../../secrets/index.js';
+import type { Redactor } from '../../secrets/index.js';
+import type { Principal } from '../../tenancy/index.js';
+import { cutText, sessionDigest } from './refusals.js';
 
 /**
  * Appends audit records to their tenants' logs through a store's transaction (the same path as

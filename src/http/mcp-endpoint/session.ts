@@ -1,15 +1,15 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { ErrorCode, GatehouseError, requestHash, sha256Hex } from '../core/index.js';
+import { ErrorCode, GatehouseError, requestHash, sha256Hex } from '../../core/index.js';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Principal } from '../tenancy/index.js';
-import { McpToolNames } from './mcp-endpoint-names.js';
-import { toProtocolError } from './mcp-endpoint-errors.js';
-import { RefusalType, boundedText, recordRefusal, sessionDigest } from './mcp-endpoint-refusals.js';
-import { MetaKey, recordResult, refusalResult } from './mcp-endpoint-results.js';
-import { registerPassThrough } from './mcp-endpoint-upstreams.js';
-import { IDEMPOTENCY_KEY } from './request-parsing.js';
-import type { GatewayServices } from './services.js';
+import type { Principal } from '../../tenancy/index.js';
+import { McpToolNames } from './names.js';
+import { toProtocolError } from './errors.js';
+import { RefusalType, boundedText, recordRefusal, sessionDigest } from './refusals.js';
+import { MetaKey, recordResult, refusalResult } from './results.js';
+import { registerPassThrough } from './upstreams.js';
+import { IDEMPOTENCY_KEY } from '../request-parsing.js';
+import type { GatewayServices } from '../services.js';
 
 /** Options of {@link createSessionServer}. */
 interface SessionServerOptions {

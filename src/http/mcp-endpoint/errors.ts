@@ -1,6 +1,6 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
-import { ErrorCode, GatehouseError } from '../core/index.js';
-import { HTTP_STATUS_OF } from './error-status.js';
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+import { HTTP_STATUS_OF } from '../error-status.js';
 
 /**
  * Error code → JSON-RPC error code: the MCP edge's mapping table (tRPC's `JSONRPC2_TO_HTTP_CODE`

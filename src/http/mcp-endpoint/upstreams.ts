@@ -1,11 +1,11 @@
 import type { Server } from '@modelcontextprotocol/server';
-import { mcpExecution } from '../mcp/index.js';
-import type { McpServerRecord, McpService } from '../mcp/index.js';
-import type { Principal } from '../tenancy/index.js';
-import { toProtocolError } from './mcp-endpoint-errors.js';
-import type { ToolRef } from './mcp-endpoint-names.js';
-import { ReadRefusal, ReadType, UpstreamReads } from './mcp-endpoint-reads.js';
-import type { GatewayServices } from './services.js';
+import { mcpExecution } from '../../mcp/index.js';
+import type { McpServerRecord, McpService } from '../../mcp/index.js';
+import type { Principal } from '../../tenancy/index.js';
+import { toProtocolError } from './errors.js';
+import type { ToolRef } from './names.js';
+import { ReadRefusal, ReadType, UpstreamReads } from './reads.js';
+import type { GatewayServices } from '../services.js';
 
 /** The `_meta` key naming the upstream server a resource or prompt comes from (and may name it). */
 const UPSTREAM_META = 'gatehouse/upstream';
