@@ -29,3 +29,4 @@ export type { Environment } from './tenancy.js';
 export { KeyedSerial } from './keyed-serial.js';
 export { parseJsonPointer, resolveJsonPointer, jsonEquals } from './json-pointer.js';
 export { utf8Prefix } from './utf8.js';
+export { cutText } from './cut-text.js';

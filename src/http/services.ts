@@ -1,14 +1,13 @@
 import type { OutboxFeed } from '../core/index.js';
 import type { AuditLog, JwkSet } from '../audit/index.js';
 import type { ApprovalService } from '../approvals/index.js';
-import type { McpService } from '../mcp/index.js';
+import type { AuditWriter, McpService } from '../mcp/index.js';
 import type { InvocationService, UncertainEffects } from '../invocation/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
 import type { Directory } from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
-import type { AuditWriter } from './mcp-endpoint/reads.js';
 
 /** The parts the REST API translates to. */
 export interface GatewayServices {

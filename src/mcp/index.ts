@@ -28,3 +28,5 @@ export type {
 export { processAlive } from './process-exit.js';
 export { ChildStdioTransport } from './child-stdio-transport.js';
 export type { ChildStdioOptions } from './child-stdio-transport.js';
+export { RecordedReads, ReadRefusal, ReadType } from './recorded-reads.js';
+export type { AuditWriter, ReadRequest, RecordedReadsOptions } from './recorded-reads.js';

@@ -278,7 +278,7 @@ export class McpService {
   /**
    * Runs a read-only request (resources, prompts) on an active server of the tenant through its
    * pooled connection, with the request timeout. Recording is the caller's (the MCP endpoint
-   * records each read: http/mcp-endpoint/reads.ts).
+   * records each read: RecordedReads).
    * @throws GatehouseError NOT_FOUND (no such server), UNAVAILABLE (not active, unreachable,
    *   timed out), INVALID_INPUT (the upstream refused the request's parameters).
    */

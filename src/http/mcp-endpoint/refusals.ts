@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { isoTime, sha256Hex } from '../../core/index.js';
+import { cutText, isoTime, sha256Hex } from '../../core/index.js';
 import { patternRedactor } from '../../secrets/index.js';
 import type { Principal } from '../../tenancy/index.js';
 import type { GatewayServices } from '../services.js';
@@ -58,13 +58,6 @@ export async function recordRefusal(
 /** Text an agent sent, as it may be recorded: known secret patterns removed, cut to 256 characters. */
 export function boundedText(text: string): string {
   return cutText(patternRedactor().redactText(text).text, 256);
-}
-
-/** `text` itself when it has at most `max` characters, else its first `max` (never half a surrogate pair) and "…". */
-export function cutText(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const end = /[\uD800-\uDBFF]/.test(text[max - 1]!) ? max - 1 : max;
-  return `${text.slice(0, end)}…`;
 }
 
 /** A session id as it may be recorded: its SHA-256, since the id itself lets one use the session. */

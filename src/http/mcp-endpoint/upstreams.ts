@@ -1,10 +1,10 @@
 import type { Server } from '@modelcontextprotocol/server';
-import { mcpExecution } from '../../mcp/index.js';
+import { ReadRefusal, ReadType, RecordedReads, mcpExecution } from '../../mcp/index.js';
 import type { McpServerRecord, McpService } from '../../mcp/index.js';
 import type { Principal } from '../../tenancy/index.js';
 import { toProtocolError } from './errors.js';
 import type { ToolRef } from './names.js';
-import { ReadRefusal, ReadType, UpstreamReads } from './reads.js';
+import { sessionDigest } from './refusals.js';
 import type { GatewayServices } from '../services.js';
 
 /** The `_meta` key naming the upstream server a resource or prompt comes from (and may name it). */
@@ -42,7 +42,7 @@ interface PassThroughOptions {
  * Each `resources/read` and `prompts/get` is recorded in the tenant's audit log, whether the
  * upstream answered, failed, or Gatehouse refused because the agent named a server or resource
  * its closure does not reach; answers are redacted like tool output and served only once recorded
- * (see {@link UpstreamReads}). The list
+ * (see {@link RecordedReads}). The list
  * operations (`resources/list`, `resources/templates/list`, `prompts/list`) are not recorded:
  * they return names and descriptions of what the closure already grants, no content, and clients
  * repeat them often.
@@ -53,7 +53,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
   const mcp = s.mcp;
   /** Which server listed a URI last, so resources/read finds it without `_meta`. */
   const owners = new Map<string, string>();
-  const reads = new UpstreamReads({ mcp, writer: s.auditWriter, principal: p });
+  const reads = new RecordedReads({ mcp, writer: s.auditWriter, principal: p });
 
   /**
    * The servers the closure reaches now, and all the tenant's servers, from one view of the stored
@@ -146,7 +146,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri, _meta } = request.params;
-    const asked = { type: ReadType.resource, sessionId: ctx.sessionId, uri } as const;
+    const asked = { type: ReadType.resource, sessionSha256: digestOf(ctx.sessionId), uri } as const;
     try {
       const reach = await reached();
       const servers = reach.servers;
@@ -201,7 +201,12 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 
   server.setRequestHandler('prompts/get', async (request, ctx) => {
     const { name, arguments: args } = request.params;
-    const asked = { type: ReadType.prompt, sessionId: ctx.sessionId, name, arguments: args };
+    const asked = {
+      type: ReadType.prompt,
+      sessionSha256: digestOf(ctx.sessionId),
+      name,
+      arguments: args,
+    };
     try {
       const cut = name.indexOf('__');
       const label = cut > 0 ? name.slice(0, cut) : '';
@@ -228,4 +233,9 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
 /** A name reduced to `[A-Za-z0-9-]`, so `<label>__<prompt>` splits at the first `__`. */
 function plain(name: string): string {
   return name.replace(/[^A-Za-z0-9-]+/g, '-');
+}
+
+/** The session id as a read record keeps it: its digest, or null outside a session. */
+function digestOf(sessionId: string | undefined): string | null {
+  return sessionId ? sessionDigest(sessionId) : null;
 }

@@ -3,20 +3,22 @@ import {
   GatehouseError,
   canonicalBytes,
   canonicalDigest,
+  cutText,
   isGatehouseError,
   isoTime,
   sha256Hex,
-} from '../../core/index.js';
-import type { AuditRecordDraft, Clock } from '../../core/index.js';
-import type { McpService, UpstreamConnection } from '../../mcp/index.js';
-import { patternRedactor } from '../../secrets/index.js';
-import type { Redactor } from '../../secrets/index.js';
-import type { Principal } from '../../tenancy/index.js';
-import { cutText, sessionDigest } from './refusals.js';
+} from '../core/index.js';
+import type { AuditRecordDraft, Clock } from '../core/index.js';
+import { patternRedactor } from '../secrets/index.js';
+import type { Redactor } from '../secrets/index.js';
+import type { Principal } from '../tenancy/index.js';
+import type { McpService } from './mcp-service.js';
+import type { UpstreamConnection } from './upstream-connection.js';
 
 /**
  * Appends audit records to their tenants' logs through a store's transaction (the same path as
- * every other record: `appendLedger`), so the MCP endpoint can record what agents read.
+ * every other record: `appendLedger`), so the MCP endpoint can record what agents read and what
+ * it refused.
  */
 export interface AuditWriter {
   /** The time of the records. */
@@ -59,11 +61,12 @@ export const ReadType = {
 export type ReadType = (typeof ReadType)[keyof typeof ReadType];
 
 /** One read as the agent asked for it. */
-type ReadRequest =
-  | { type: typeof ReadType.resource; sessionId: string | undefined; uri: string }
+export type ReadRequest =
+  | { type: typeof ReadType.resource; sessionSha256: string | null; uri: string }
   | {
       type: typeof ReadType.prompt;
-      sessionId: string | undefined;
+      /** The SHA-256 of the agent's session id (the id itself lets one use the session). */
+      sessionSha256: string | null;
       /** As the agent named it: `<server>__<prompt>`. */
       name: string;
       /** The upstream's name of the prompt, once the server is known. */
@@ -71,8 +74,8 @@ type ReadRequest =
       arguments: Record<string, unknown> | undefined;
     };
 
-/** Options of {@link UpstreamReads}. */
-interface UpstreamReadsOptions {
+/** Options of {@link RecordedReads}. */
+export interface RecordedReadsOptions {
   mcp: McpService;
   writer: AuditWriter;
   principal: Principal;
@@ -96,8 +99,8 @@ const MAX_TEXT = 2048;
  * as returned without its `_meta`, and the kinds of secrets removed; otherwise the error `code`
  * (and the refusal `reason`).
  */
-export class UpstreamReads {
-  constructor(private readonly o: UpstreamReadsOptions) {}
+export class RecordedReads {
+  constructor(private readonly o: RecordedReadsOptions) {}
 
   /**
    * Runs `op` on the server's pooled connection, records the outcome, and returns the redacted
@@ -177,8 +180,7 @@ export class UpstreamReads {
           serverId,
           ...what,
           agent: p.agent,
-          // A digest: the id itself lets one use the session.
-          sessionSha256: request.sessionId ? sessionDigest(request.sessionId) : null,
+          sessionSha256: request.sessionSha256,
           ...outcome,
         },
       },
