@@ -1,9 +1,9 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { McpServerRecord } from './mcp-server.js';
 import type { McpServiceOptions, McpSettings } from './mcp-service-options.js';
-import type { ConnectionCredentials } from './upstream-connection-options.js';
-import { UpstreamPool } from './upstream-pool.js';
-import type { UpstreamPoolOptions } from './upstream-pool.js';
+import type { ConnectionCredentials } from './upstream/connection-options.js';
+import { UpstreamPool } from './upstream/pool.js';
+import type { UpstreamPoolOptions } from './upstream/pool.js';
 
 /**
  * The MCP service's pool of upstream connections: credentials from the broker, stdio servers in

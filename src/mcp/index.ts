@@ -17,16 +17,16 @@ export type { CallReadiness } from './upstream-calls.js';
 export type { UpstreamView } from './upstream-view.js';
 export { McpExecutor } from './mcp-executor.js';
 export type { McpExecutorOptions } from './mcp-executor.js';
-export { UpstreamConnection } from './upstream-connection.js';
-export type { UpstreamCallOutcome } from './call-outcome.js';
-export type { DiscoveredLists } from './upstream-discovery.js';
+export { UpstreamConnection } from './upstream/connection.js';
+export type { UpstreamCallOutcome } from './upstream/call-outcome.js';
+export type { DiscoveredLists } from './upstream/discovery.js';
 export type {
   ConnectionCredentials,
   LaunchedStdio,
   StdioLauncher,
-} from './upstream-connection-options.js';
-export { processAlive } from './process-exit.js';
-export { ChildStdioTransport } from './child-stdio-transport.js';
-export type { ChildStdioOptions } from './child-stdio-transport.js';
+} from './upstream/connection-options.js';
+export { processAlive } from './upstream/process-exit.js';
+export { ChildStdioTransport } from './upstream/child-stdio-transport.js';
+export type { ChildStdioOptions } from './upstream/child-stdio-transport.js';
 export { RecordedReads, ReadRefusal, ReadType } from './recorded-reads.js';
 export type { AuditWriter, ReadRequest, RecordedReadsOptions } from './recorded-reads.js';

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { boundOutput } from './bound-output.js';
 import { mcpExecution } from './mcp-descriptor.js';
 import type { McpService } from './mcp-service.js';
-import type { UpstreamCallOutcome } from './call-outcome.js';
+import type { UpstreamCallOutcome } from './upstream/call-outcome.js';
 
 /** Options of the {@link McpExecutor}. */
 export interface McpExecutorOptions {

@@ -1,9 +1,9 @@
 import type { McpServerState } from './mcp-server.js';
-import { describeError } from './call-outcome.js';
+import { describeError } from './upstream/call-outcome.js';
 import type { McpStore } from './mcp-store.js';
 import type { McpSettings } from './mcp-service-options.js';
-import { BackingOff } from './upstream-pool.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import { BackingOff } from './upstream/pool.js';
+import type { UpstreamPool } from './upstream/pool.js';
 import type { KeyedSerial } from '../core/index.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
 import type { ToolBindings } from './tool-bindings.js';

@@ -1,7 +1,7 @@
 import type { Clock, IdGenerator } from '../core/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 import type { McpStore } from './mcp-store.js';
-import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
+import type { ConnectionCredentials, StdioLauncher } from './upstream/connection-options.js';
 import type { PinnedFetch } from '../egress/index.js';
 
 /** Collaborators and settings of the {@link McpService}. */

@@ -1,14 +1,14 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import { describeError } from './call-outcome.js';
+import { describeError } from './upstream/call-outcome.js';
 import type { Discovery, McpBinding } from './mcp-binding.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpServerRecord, McpServerState } from './mcp-server.js';
 import { conflict } from './mcp-ledger.js';
 import { mcpSettings } from './mcp-service-options.js';
 import type { McpServiceOptions, McpSettings } from './mcp-service-options.js';
-import type { UpstreamConnection } from './upstream-connection.js';
-import type { DiscoveredLists } from './upstream-discovery.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import type { UpstreamConnection } from './upstream/connection.js';
+import type { DiscoveredLists } from './upstream/discovery.js';
+import type { UpstreamPool } from './upstream/pool.js';
 import { createUpstreamPool } from './create-upstream-pool.js';
 import { credentialCode } from './credential-code.js';
 import { KeyedSerial } from '../core/index.js';

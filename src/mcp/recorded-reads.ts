@@ -13,7 +13,7 @@ import { patternRedactor } from '../secrets/index.js';
 import type { Redactor } from '../secrets/index.js';
 import type { Principal } from '../tenancy/index.js';
 import type { McpService } from './mcp-service.js';
-import type { UpstreamConnection } from './upstream-connection.js';
+import type { UpstreamConnection } from './upstream/connection.js';
 
 /**
  * Appends audit records to their tenants' logs through a store's transaction (the same path as

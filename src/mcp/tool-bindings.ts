@@ -9,7 +9,7 @@ import type { McpStore, McpStoreChange } from './mcp-store.js';
 import { diffTool } from './tool-digest.js';
 import { audit, conflict, invalid, notFound, subject } from './mcp-ledger.js';
 import { checkBindingRequest } from './mcp-input.js';
-import type { DiscoveredLists } from './upstream-discovery.js';
+import type { DiscoveredLists } from './upstream/discovery.js';
 import { planDiscovery } from './discovery-plan.js';
 import type { KeyedSerial } from '../core/index.js';
 import type { ServerLifecycle } from './server-lifecycle.js';

@@ -12,17 +12,17 @@ import type {
   ReadResourceResult,
   Transport,
 } from '@modelcontextprotocol/client';
-import { Redactor, patternRedactor } from '../secrets/index.js';
-import type { BrokeredValue } from '../secrets/index.js';
-import type { DiscoveredTool } from './mcp-binding.js';
+import { Redactor, patternRedactor } from '../../secrets/index.js';
+import type { BrokeredValue } from '../../secrets/index.js';
+import type { DiscoveredTool } from '../mcp-binding.js';
 import { describeError, failedCallOutcome, unsendable } from './call-outcome.js';
 import type { UpstreamCallOutcome } from './call-outcome.js';
 import { escalateExit } from './process-exit.js';
 import { StderrTail } from './stderr-tail.js';
-import type { LaunchedStdio, UpstreamConnectionOptions } from './upstream-connection-options.js';
-import { discoverLists, listDiscoveredTools } from './upstream-discovery.js';
-import type { DiscoveredLists } from './upstream-discovery.js';
-import { createTransport, isStdio } from './upstream-transport.js';
+import type { LaunchedStdio, UpstreamConnectionOptions } from './connection-options.js';
+import { discoverLists, listDiscoveredTools } from './discovery.js';
+import type { DiscoveredLists } from './discovery.js';
+import { createTransport, isStdio } from './transport.js';
 
 /**
  * One MCP client session with an upstream server, over stdio (a child process on pipes, so it gets

@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
-import { toolDigest, upstreamTool } from './tool-digest.js';
-import type { DiscoveredTool } from './mcp-binding.js';
+import { toolDigest, upstreamTool } from '../tool-digest.js';
+import type { DiscoveredTool } from '../mcp-binding.js';
 
 /** What discovery lists: tools with digests, resources and prompts. */
 export interface DiscoveredLists {

@@ -1,7 +1,7 @@
-import type { McpServerRecord } from './mcp-server.js';
-import { UpstreamConnection } from './upstream-connection.js';
-import type { ConnectionCredentials, StdioLauncher } from './upstream-connection-options.js';
-import type { PinnedFetch } from '../egress/index.js';
+import type { McpServerRecord } from '../mcp-server.js';
+import { UpstreamConnection } from './connection.js';
+import type { ConnectionCredentials, StdioLauncher } from './connection-options.js';
+import type { PinnedFetch } from '../../egress/index.js';
 
 /** Options of the {@link UpstreamPool}. */
 export interface UpstreamPoolOptions {

@@ -1,10 +1,10 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { McpServerRecord, McpTransport } from '../../src/mcp/index.js';
-import { dieWithGateway, setprivHasPdeathsig } from '../../src/mcp/die-with-gateway.js';
-import { UpstreamPool } from '../../src/mcp/upstream-pool.js';
-import { McpHarness, TENANT, until } from './mcp-harness.js';
+import type { McpServerRecord, McpTransport } from '../../../src/mcp/index.js';
+import { dieWithGateway, setprivHasPdeathsig } from '../../../src/mcp/upstream/die-with-gateway.js';
+import { UpstreamPool } from '../../../src/mcp/upstream/pool.js';
+import { McpHarness, TENANT, until } from '../mcp-harness.js';
 
 let h: McpHarness | undefined;
 let pool: UpstreamPool | undefined;

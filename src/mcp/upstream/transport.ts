@@ -7,7 +7,7 @@ import type {
   ConnectionCredentials,
   LaunchedStdio,
   UpstreamConnectionOptions,
-} from './upstream-connection-options.js';
+} from './connection-options.js';
 
 /** The transport of one connection, and the prepared (sandboxed) spawn it runs, if any. */
 interface UpstreamTransport {

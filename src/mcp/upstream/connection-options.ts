@@ -1,7 +1,7 @@
-import type { BrokeredValue } from '../secrets/index.js';
-import type { McpTransport } from './mcp-server.js';
+import type { BrokeredValue } from '../../secrets/index.js';
+import type { McpTransport } from '../mcp-server.js';
 import type { ChildStdioOptions } from './child-stdio-transport.js';
-import type { PinnedFetch } from '../egress/index.js';
+import type { PinnedFetch } from '../../egress/index.js';
 
 /** Options of {@link UpstreamConnection.open}. */
 export interface UpstreamConnectionOptions {
