@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CgroupV1 } from '../../src/sandbox/cgroup-v1.js';
-import { CgroupV2 } from '../../src/sandbox/cgroup-v2.js';
-import { OptionalControl } from '../../src/sandbox/cgroups.js';
+import { CgroupV1 } from '../../src/sandbox/cgroups/cgroup-v1.js';
+import { CgroupV2 } from '../../src/sandbox/cgroups/cgroup-v2.js';
+import { OptionalControl } from '../../src/sandbox/cgroups/cgroups.js';
 import type { SandboxLimits } from '../../src/sandbox/sandbox.js';
 
 // A plain directory stands in for cgroupfs: the test writes the files the kernel would make,

@@ -10,7 +10,7 @@ import {
   writeControl,
 } from './cgroups.js';
 import type { Cgroups, RunCgroup } from './cgroups.js';
-import type { SandboxLimits } from './sandbox.js';
+import type { SandboxLimits } from '../sandbox.js';
 
 const CPU_PERIOD_US = 100_000;
 

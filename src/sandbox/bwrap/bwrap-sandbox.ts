@@ -2,7 +2,7 @@ import { access, chown, lstat, mkdir, mkdtemp, readlink, rm } from 'node:fs/prom
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError } from '../../core/index.js';
 import {
   bareBwrapArgs,
   bwrapOptions,
@@ -12,18 +12,18 @@ import {
 } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
 import { checkSpec } from './check-spec.js';
-import type { Cgroups, HostUser } from './cgroups.js';
+import type { Cgroups, HostUser } from '../cgroups/cgroups.js';
 import { confinedArgs } from './confined-command.js';
 import type { ConfinedCommand, ConfinedSpec } from './confined-command.js';
-import { DEFAULT_CGROUP_PARENT, detectCgroups } from './detect-cgroups.js';
-import type { Sandbox, SandboxResult, SandboxSpec } from './sandbox.js';
+import { DEFAULT_CGROUP_PARENT, detectCgroups } from '../cgroups/detect-cgroups.js';
+import type { Sandbox, SandboxResult, SandboxSpec } from '../sandbox.js';
 import { compileSeccompFilter } from './seccomp-filter.js';
-import { SlotPool } from './slot-pool.js';
-import type { Slot } from './slot-pool.js';
-import { SpawnerClient } from './spawner-client.js';
-import { SPAWN_FD } from './spawner-protocol.js';
-import type { LaunchRequest } from './spawner-protocol.js';
-import { superviseRun } from './supervise-run.js';
+import { SlotPool } from '../spawner/slot-pool.js';
+import type { Slot } from '../spawner/slot-pool.js';
+import { SpawnerClient } from '../spawner/spawner-client.js';
+import { SPAWN_FD } from '../spawner/spawner-protocol.js';
+import type { LaunchRequest } from '../spawner/spawner-protocol.js';
+import { superviseRun } from '../spawner/supervise-run.js';
 
 /** Options of {@link BwrapSandbox.start}. */
 export interface BwrapSandboxOptions {
@@ -71,7 +71,7 @@ const WARM_SLOT_FILES = 3;
 
 /**
  * The Linux sandbox (DESIGN §4): bubblewrap namespaces, a seccomp filter, cgroup limits. Spawns go
- * through a small helper process (spawner-main.ts), not the gateway's own large one.
+ * through a small helper process (spawner/spawner-main.ts), not the gateway's own large one.
  */
 export class BwrapSandbox implements Sandbox {
   private readonly active = new Map<string, Promise<unknown>>();

@@ -1,4 +1,4 @@
-import type { SandboxKill, SandboxResult, SandboxSpec } from './sandbox.js';
+import type { SandboxKill, SandboxResult, SandboxSpec } from '../sandbox.js';
 import type { Slot } from './slot-pool.js';
 import type { SpawnerClient } from './spawner-client.js';
 import type { LaunchRequest } from './spawner-protocol.js';

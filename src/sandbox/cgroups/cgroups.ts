@@ -7,7 +7,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SandboxLimits } from './sandbox.js';
+import type { SandboxLimits } from '../sandbox.js';
 
 /** A host user and group. */
 export interface HostUser {

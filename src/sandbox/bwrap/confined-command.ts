@@ -1,7 +1,7 @@
 import { bwrapOptions, packBwrapOptions, sandboxCommand } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
-import type { HostUser, RunCgroup } from './cgroups.js';
-import type { SandboxSpec } from './sandbox.js';
+import type { HostUser, RunCgroup } from '../cgroups/cgroups.js';
+import type { SandboxSpec } from '../sandbox.js';
 
 /**
  * The shell that starts a confined process, on the host: no core dumps, bounded file size, join

@@ -15,7 +15,7 @@ import {
   writeControl,
 } from './cgroups.js';
 import type { Cgroups, HostUser, RunCgroup } from './cgroups.js';
-import type { SandboxLimits } from './sandbox.js';
+import type { SandboxLimits } from '../sandbox.js';
 
 /** The v1 controllers a run uses: the first three are required. */
 export const V1_CONTROLLERS = ['memory', 'cpu', 'pids', 'freezer', 'cpuacct'] as const;

@@ -1,5 +1,5 @@
-import { SPAWN_FD } from './spawner-protocol.js';
-import type { SandboxSpec } from './sandbox.js';
+import { SPAWN_FD } from '../spawner/spawner-protocol.js';
+import type { SandboxSpec } from '../sandbox.js';
 
 /** The user and group the program runs as inside the sandbox (`nobody`). */
 export const SANDBOX_ID_INSIDE = 65534;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Cgroups, HostUser, RunCgroup } from './cgroups.js';
+import type { Cgroups, HostUser, RunCgroup } from '../cgroups/cgroups.js';
 import type { SpawnHandlers, SpawnerClient } from './spawner-client.js';
 import { SPAWN_FD } from './spawner-protocol.js';
 

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { ErrorCode, GatehouseError } from '../../core/index.js';
 import { EGRESS_SOCKET, WORKSPACE } from './bwrap-args.js';
-import type { SandboxSpec } from './sandbox.js';
+import type { SandboxSpec } from '../sandbox.js';
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
