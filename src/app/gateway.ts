@@ -4,7 +4,7 @@ import { ErrorCode, GatehouseError, systemClock, uuidv7Ids } from '../core/index
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
-import { NativeExecutor } from '../executors/index.js';
+import { McpExecutor, NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer } from '../http/index.js';
 import {
   InvocationService,
@@ -30,7 +30,7 @@ import {
 import { Directory } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
 import { GatewayEgress } from '../egress/index.js';
-import { McpExecutor, McpService } from '../mcp/index.js';
+import { McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';

@@ -2,3 +2,5 @@ export { NativeExecutor, BeforeEffectError } from './native/index.js';
 export type { NativeHandler, NativeContext } from './native/index.js';
 export { ShellExecutor, fillTemplate } from './shell/index.js';
 export type { ShellExecution } from './shell/index.js';
+export { McpExecutor } from './mcp/index.js';
+export type { McpExecutorOptions } from './mcp/index.js';

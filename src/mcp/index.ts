@@ -15,8 +15,6 @@ export type { RegisterServer } from './server-lifecycle.js';
 export type { BindResult, ReapproveResult } from './tool-bindings.js';
 export type { CallReadiness } from './upstream-calls.js';
 export type { UpstreamView } from './upstream-view.js';
-export { McpExecutor } from './mcp-executor.js';
-export type { McpExecutorOptions } from './mcp-executor.js';
 export { UpstreamConnection } from './upstream/connection.js';
 export type { UpstreamCallOutcome } from './upstream/call-outcome.js';
 export type { DiscoveredLists } from './upstream/discovery.js';

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import { SequentialIds, systemClock } from '../../src/core/index.js';
 import type { AuditRecord, SideEffectClass, StoredEvent } from '../../src/core/index.js';
 import type { ExecutionRequest, ExecutionResult } from '../../src/invocation/index.js';
-import { McpExecutor, McpService } from '../../src/mcp/index.js';
+import { McpExecutor } from '../../src/executors/index.js';
+import { McpService } from '../../src/mcp/index.js';
 import type { McpServiceOptions } from '../../src/mcp/index.js';
 import type { ToolDescriptor } from '../../src/tools/index.js';
 import {

@@ -1,4 +1,4 @@
-import { utf8Prefix } from '../core/index.js';
+import { utf8Prefix } from '../../core/index.js';
 
 /**
  * An MCP tool's output whose JSON is over `max` bytes (UTF-8), cut to fit: text content is cut

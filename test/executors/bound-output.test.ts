@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundOutput } from '../../src/mcp/bound-output.js';
+import { boundOutput } from '../../src/executors/mcp/bound-output.js';
 
 const bytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v));
 

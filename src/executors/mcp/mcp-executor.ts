@@ -1,10 +1,9 @@
-import type { ExecutionRequest, ExecutionResult, Executor } from '../invocation/index.js';
-import type { ToolDescriptor } from '../tools/index.js';
+import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import type { ToolDescriptor } from '../../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { boundOutput } from './bound-output.js';
-import { mcpExecution } from './mcp-descriptor.js';
-import type { McpService } from './mcp-service.js';
-import type { UpstreamCallOutcome } from './upstream/call-outcome.js';
+import { mcpExecution } from '../../mcp/index.js';
+import type { McpService, UpstreamCallOutcome } from '../../mcp/index.js';
 
 /** Options of the {@link McpExecutor}. */
 export interface McpExecutorOptions {

@@ -1,0 +1,2 @@
+export { McpExecutor } from './mcp-executor.js';
+export type { McpExecutorOptions } from './mcp-executor.js';
