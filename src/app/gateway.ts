@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { ErrorCode, GatehouseError, systemClock, uuidv7Ids } from '../core/index.js';
+import {
+  ErrorCode,
+  GatehouseError,
+  ResourceLifecycle,
+  systemClock,
+  uuidv7Ids,
+} from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
@@ -71,8 +77,8 @@ interface GatewayParts {
  * reaps what a crash left, and serves the REST API. `close()` is safe to call twice.
  */
 export class Gateway {
-  private started = false;
-  private closing = false;
+  /** `created` (wired), `open` once it listens (ready), `closing`, `closed`. */
+  private readonly state = new ResourceLifecycle('the gateway', 'created');
 
   private constructor(private readonly parts: GatewayParts) {}
 
@@ -291,25 +297,31 @@ export class Gateway {
   }
 
   private isReady(): boolean {
-    return this.started && !this.closing;
+    return this.state.isOpen;
   }
 
-  /** Listens on the configured host and port; resolves with the base URL. */
+  /**
+   * Listens on the configured host and port; resolves with the base URL.
+   * @throws IllegalStateError when it listens already, or was closed meanwhile.
+   */
   async listen(): Promise<string> {
     const address = await this.server.listen({ host: this.config.host, port: this.config.port });
-    this.started = true;
+    this.state.to('open');
     return address;
   }
 
-  /** Stops taking requests, aborts running calls (they end failed or uncertain), closes storage. */
-  async close(): Promise<void> {
-    if (this.closing) return;
-    this.closing = true;
-    this.invocations.abortAll();
-    await this.server.close();
-    await this.parts.mcp.close();
-    await this.execution.close();
-    await this.db.close();
+  /**
+   * Stops taking requests, aborts running calls (they end failed or uncertain), closes storage.
+   * Safe to call twice: a later call waits for the first.
+   */
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      this.invocations.abortAll();
+      await this.server.close();
+      await this.parts.mcp.close();
+      await this.execution.close();
+      await this.db.close();
+    });
   }
 }
 

@@ -30,3 +30,5 @@ export { KeyedSerial } from './keyed-serial.js';
 export { parseJsonPointer, resolveJsonPointer, jsonEquals } from './json-pointer.js';
 export { utf8Prefix } from './utf8.js';
 export { cutText } from './cut-text.js';
+export { Lifecycle, ResourceLifecycle, transition } from './lifecycle.js';
+export type { ResourceState, Transitions } from './lifecycle.js';

@@ -2,6 +2,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { ResourceLifecycle } from '../core/index.js';
 import type { EgressAllowList } from './allow-list.js';
 import { authorizeEgress } from './authorize.js';
 import type { EgressResolver } from './authorize.js';
@@ -50,7 +51,7 @@ export class EgressLeaseServer {
   private readonly server: Server;
   /** Every client and upstream socket, so close() can end open tunnels. */
   private readonly sockets = new Set<Socket>();
-  private closing: Promise<void> | undefined;
+  private readonly state = new ResourceLifecycle('the egress lease server');
 
   private constructor(private readonly options: EgressLeaseServerOptions) {
     const { limits } = options;
@@ -106,15 +107,17 @@ export class EgressLeaseServer {
 
   /** Stops listening, ends every open connection and tunnel. Safe to call twice. */
   close(): Promise<void> {
-    this.closing ??= new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
-    });
-    return this.closing;
+    return this.state.close(
+      () =>
+        new Promise<void>((resolve) => {
+          this.server.close(() => resolve());
+          for (const socket of this.sockets) socket.destroy();
+        }),
+    );
   }
 
   private track(socket: Socket): void {
-    if (this.closing !== undefined) {
+    if (!this.state.isOpen) {
       socket.destroy();
       return;
     }
@@ -151,7 +154,7 @@ export class EgressLeaseServer {
     }
     const upstream = conn.socket;
     this.record(at, 'CONNECT', target, true, allowedBy(auth.entry), conn.address);
-    if (client.destroyed || this.closing !== undefined) {
+    if (client.destroyed || !this.state.isOpen) {
       upstream.destroy();
       return;
     }

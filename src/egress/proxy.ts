@@ -1,6 +1,12 @@
 import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { ErrorCode, GatehouseError, IllegalStateError, isoTime } from '../core/index.js';
+import {
+  ErrorCode,
+  GatehouseError,
+  IllegalStateError,
+  ResourceLifecycle,
+  isoTime,
+} from '../core/index.js';
 import { EgressAllowList } from './allow-list.js';
 import { systemResolve } from './authorize.js';
 import type { EgressResolver } from './authorize.js';
@@ -85,7 +91,7 @@ export class EgressProxy {
   private readonly leases = new Map<string, EgressLease>();
   /** Lease ids open or opening, so one id never gets two endpoints. */
   private readonly leaseIds = new Set<string>();
-  private closing: Promise<void> | undefined;
+  private readonly state = new ResourceLifecycle('the egress proxy');
 
   constructor(private readonly options: EgressProxyOptions) {
     this.resolve = options.resolve ?? systemResolve;
@@ -108,7 +114,7 @@ export class EgressProxy {
     onDecision?: (decision: EgressDecision) => void,
     options: EgressLeaseOptions = {},
   ): Promise<EgressLease> {
-    if (this.closing !== undefined) throw new IllegalStateError('the egress proxy is closed');
+    if (!this.state.isOpen) throw new IllegalStateError('the egress proxy is closed');
     if (!LEASE_ID.test(leaseId)) {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
@@ -139,8 +145,9 @@ export class EgressProxy {
 
   /** Closes every open lease endpoint; later `open` calls throw. Safe to call twice. */
   close(): Promise<void> {
-    this.closing ??= Promise.all([...this.leases.values()].map((l) => l.close())).then(() => {});
-    return this.closing;
+    return this.state.close(async () => {
+      await Promise.all([...this.leases.values()].map((l) => l.close()));
+    });
   }
 
   private async listen(
@@ -192,7 +199,7 @@ export class EgressProxy {
         })()),
     };
     this.leases.set(leaseId, lease);
-    if (this.closing !== undefined) {
+    if (!this.state.isOpen) {
       await lease.close();
       throw new IllegalStateError('the egress proxy was closed while a lease endpoint opened');
     }

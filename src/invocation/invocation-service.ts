@@ -1,4 +1,10 @@
-import { ErrorCode, GatehouseError, isoTime, requestHash } from '../core/index.js';
+import {
+  ErrorCode,
+  GatehouseError,
+  ResourceLifecycle,
+  isoTime,
+  requestHash,
+} from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { checkApproval } from '../approvals/index.js';
 import type { Approval, ApprovalService } from '../approvals/index.js';
@@ -49,7 +55,8 @@ interface Running {
 export class InvocationService {
   private readonly inFlight = new Map<string, { hash: string; done: Promise<InvocationRecord> }>();
   private readonly running = new Map<string, Running>();
-  private closing = false;
+  /** `open`; `closed` once shutdown aborted every running call (later calls are aborted too). */
+  private readonly state = new ResourceLifecycle('the invocation service');
 
   constructor(private readonly o: InvocationServiceOptions) {}
 
@@ -279,7 +286,7 @@ export class InvocationService {
       tool: `${ctx.record.tool.id}@${ctx.record.tool.version}`,
       controller,
     });
-    if (this.closing) controller.abort(shutdownReason());
+    if (this.state.isClosing) controller.abort(shutdownReason());
     try {
       return await pass(ctx);
     } finally {
@@ -345,8 +352,10 @@ export class InvocationService {
 
   /** Aborts every running call (their executors see the signal). Safe to call twice. */
   abortAll(): void {
-    this.closing = true;
-    for (const r of this.running.values()) r.controller.abort(shutdownReason());
+    // Nothing in the shutdown awaits: every running call is aborted before this returns.
+    void this.state.close(() => {
+      for (const r of this.running.values()) r.controller.abort(shutdownReason());
+    });
   }
 }
 

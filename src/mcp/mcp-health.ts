@@ -4,6 +4,7 @@ import type { McpStore } from './mcp-store.js';
 import type { McpSettings } from './mcp-service-options.js';
 import { BackingOff } from './upstream/pool.js';
 import type { UpstreamPool } from './upstream/pool.js';
+import { ResourceLifecycle } from '../core/index.js';
 import type { KeyedSerial } from '../core/index.js';
 import type { ServerLifecycle } from './server-lifecycle.js';
 import type { ToolBindings } from './tool-bindings.js';
@@ -30,26 +31,30 @@ interface McpHealthOptions {
 export class McpHealth {
   private readonly failures = new Map<string, number>();
   private readonly reprobes = new Map<string, NodeJS.Timeout>();
+  /** `created`, `open` once started (on its schedule), then `closing` and `closed`. */
+  private readonly state = new ResourceLifecycle('the health probe', 'created');
   private timer: NodeJS.Timeout | null = null;
   private probing = false;
-  private closed = false;
 
   constructor(private readonly o: McpHealthOptions) {}
 
   /** Starts the scheduled probe. Safe to repeat; does nothing once closed. */
   start(): void {
-    if (this.timer || this.closed) return;
+    if (!this.state.is('created')) return;
+    this.state.to('open');
     this.timer = setInterval(() => void this.probeAll(), this.o.settings.probeIntervalMs);
     this.timer.unref();
   }
 
   /** Stops the scheduled probe and cancels pending re-probes. Safe to repeat. */
   close(): void {
-    this.closed = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    for (const t of this.reprobes.values()) clearTimeout(t);
-    this.reprobes.clear();
+    // Nothing in the shutdown awaits: the timers are cleared before this returns.
+    void this.state.close(() => {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = null;
+      for (const t of this.reprobes.values()) clearTimeout(t);
+      this.reprobes.clear();
+    });
   }
 
   /** Forgets the failed probes counted for a server (it was activated or retired). */
@@ -122,18 +127,18 @@ export class McpHealth {
 
   /** Sets the server's one pending re-probe to `delay` ms from now, replacing one pending. */
   private reprobeIn(tenant: string, id: string, delay: number): void {
-    if (this.closed) return;
+    if (this.state.isClosing) return;
     clearTimeout(this.reprobes.get(id));
     const timer = setTimeout(() => {
       this.reprobes.delete(id);
-      if (!this.closed) this.probe(tenant, id).catch(() => undefined);
+      if (!this.state.isClosing) this.probe(tenant, id).catch(() => undefined);
     }, delay);
     timer.unref();
     this.reprobes.set(id, timer);
   }
 
   private async probeAll(): Promise<void> {
-    if (this.probing || this.closed) return;
+    if (this.probing || this.state.isClosing) return;
     this.probing = true;
     try {
       const servers = await this.o.store.listInStates(['active', 'degraded']);

@@ -1,4 +1,4 @@
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { ErrorCode, GatehouseError, ResourceLifecycle } from '../core/index.js';
 import { describeError } from './upstream/call-outcome.js';
 import type { Discovery, McpBinding } from './mcp-binding.js';
 import type { BindingRequest } from './mcp-descriptor.js';
@@ -41,7 +41,8 @@ export class McpService {
   private readonly health: McpHealth;
   private readonly calls: UpstreamCalls;
   private readonly pendingRediscovery = new Set<string>();
-  private closed = false;
+  /** `created`, `open` once started (the health probe runs), `closing`, `closed`. */
+  private readonly state = new ResourceLifecycle('the MCP service', 'created');
   private readonly s: McpSettings;
 
   constructor(private readonly o: McpServiceOptions) {
@@ -64,17 +65,22 @@ export class McpService {
     this.calls = new UpstreamCalls({ store, pool, lifecycle, rediscover, settings });
   }
 
-  /** Starts the health probe on its schedule. Safe to repeat. */
+  /** Starts the health probe on its schedule. Safe to repeat; does nothing once closed. */
   start(): void {
-    if (this.closed) return;
+    if (!this.state.is('created')) return;
+    this.state.to('open');
     this.health.start();
   }
 
-  /** Stops the probe and closes every upstream connection (stdio processes are killed). */
-  async close(): Promise<void> {
-    this.closed = true;
-    this.health.close();
-    await this.pool.close();
+  /**
+   * Stops the probe and closes every upstream connection (stdio processes are killed). Safe to
+   * call twice: a later call waits for the first.
+   */
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      this.health.close();
+      await this.pool.close();
+    });
   }
 
   /**
@@ -291,11 +297,11 @@ export class McpService {
   }
 
   private scheduleRediscovery(tenant: string, id: string): void {
-    if (this.closed || this.pendingRediscovery.has(id)) return;
+    if (this.state.isClosing || this.pendingRediscovery.has(id)) return;
     this.pendingRediscovery.add(id);
     setTimeout(() => {
       this.pendingRediscovery.delete(id);
-      if (!this.closed) this.rediscover(tenant, id).catch(() => undefined);
+      if (!this.state.isClosing) this.rediscover(tenant, id).catch(() => undefined);
     }, 20).unref();
   }
 }

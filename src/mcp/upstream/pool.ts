@@ -1,3 +1,4 @@
+import { ResourceLifecycle } from '../../core/index.js';
 import type { McpServerRecord } from '../mcp-server.js';
 import { UpstreamConnection } from './connection.js';
 import type { ConnectionCredentials, StdioLauncher } from './connection-options.js';
@@ -68,7 +69,7 @@ interface PooledConnection {
  */
 export class UpstreamPool {
   private readonly entries = new Map<string, Entry>();
-  private closed = false;
+  private readonly state = new ResourceLifecycle('the upstream pool');
 
   constructor(private readonly o: UpstreamPoolOptions) {}
 
@@ -78,7 +79,7 @@ export class UpstreamPool {
    *   connection cannot be opened (an attempt that failed: the backoff grows).
    */
   async get(server: McpServerRecord): Promise<PooledConnection> {
-    if (this.closed) throw new Error('the gateway is shutting down');
+    if (!this.state.isOpen) throw new Error('the gateway is shutting down');
     let e = this.entries.get(server.id);
     if (!e) {
       e = { conn: null, opening: null, attempts: 0, nextAttemptAt: 0 };
@@ -92,7 +93,7 @@ export class UpstreamPool {
     entry.opening = this.open(server, entry);
     try {
       const conn = await entry.opening;
-      if (this.closed || this.entries.get(server.id) !== entry) {
+      if (!this.state.isOpen || this.entries.get(server.id) !== entry) {
         await conn.close();
         throw new Error('the server was released while connecting');
       }
@@ -125,7 +126,7 @@ export class UpstreamPool {
       throw err;
     }
     const launch = this.o.launch?.(server);
-    const current = () => !this.closed && this.entries.get(server.id) === entry;
+    const current = () => this.state.isOpen && this.entries.get(server.id) === entry;
     return UpstreamConnection.open({
       transport: server.transport,
       connectTimeoutMs: this.o.connectTimeoutMs,
@@ -177,8 +178,9 @@ export class UpstreamPool {
   }
 
   /** Closes every connection; no process outlives this. Safe to repeat. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all([...this.entries.keys()].map((id) => this.release(id)));
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      await Promise.all([...this.entries.keys()].map((id) => this.release(id)));
+    });
   }
 }

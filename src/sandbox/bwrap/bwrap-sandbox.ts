@@ -2,7 +2,12 @@ import { access, chown, lstat, mkdir, mkdtemp, readlink, rm } from 'node:fs/prom
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ErrorCode, GatehouseError, IllegalStateError } from '../../core/index.js';
+import {
+  ErrorCode,
+  GatehouseError,
+  IllegalStateError,
+  ResourceLifecycle,
+} from '../../core/index.js';
 import {
   bareBwrapArgs,
   bwrapOptions,
@@ -76,7 +81,7 @@ const WARM_SLOT_FILES = 3;
 export class BwrapSandbox implements Sandbox {
   private readonly active = new Map<string, Promise<unknown>>();
   private checked: Promise<string | null> | null = null;
-  private closing: Promise<void> | null = null;
+  private readonly state = new ResourceLifecycle('the sandbox');
   /** Whether socat is installed, asked once (not per run). */
   private socat: Promise<boolean> | null = null;
 
@@ -167,7 +172,7 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async run(spec: SandboxSpec): Promise<SandboxResult> {
-    if (this.closing !== null) throw new IllegalStateError('BwrapSandbox.run() after close()');
+    if (!this.state.isOpen) throw new IllegalStateError('BwrapSandbox.run() after close()');
     checkSpec(spec);
     const why = await this.check();
     if (why !== null) {
@@ -213,13 +218,12 @@ export class BwrapSandbox implements Sandbox {
   }
 
   close(): Promise<void> {
-    this.closing ??= (async () => {
+    return this.state.close(async () => {
       await this.slots?.close();
       await this.spawner.close();
       await Promise.allSettled(this.active.values());
       this.cgroups?.removeParentIfEmpty();
-    })();
-    return this.closing;
+    });
   }
 
   /** The same bubblewrap flags as run() would use for `spec`, for spawning bwrap directly. */
@@ -242,7 +246,7 @@ export class BwrapSandbox implements Sandbox {
    *   INVALID_INPUT when a run or process of that id is in progress.
    */
   async confinedCommand(spec: ConfinedSpec): Promise<ConfinedCommand> {
-    if (this.closing !== null)
+    if (!this.state.isOpen)
       throw new IllegalStateError('BwrapSandbox.confinedCommand() after close()');
     const why = await this.check();
     if (why !== null)

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ResourceLifecycle } from '../../core/index.js';
 import type { Cgroups, HostUser, RunCgroup } from '../cgroups/cgroups.js';
 import type { SpawnHandlers, SpawnerClient } from './spawner-client.js';
 import { SPAWN_FD } from './spawner-protocol.js';
@@ -104,7 +105,7 @@ export class SlotPool {
   /** Cgroups of slots being prepared or idle: this pool's, not orphans. */
   private readonly warmCgroups = new Set<string>();
   private readonly preparing = new Set<Promise<void>>();
-  private closed = false;
+  private readonly state = new ResourceLifecycle('the slot pool');
   private readonly cleanups = new Set<Promise<void>>();
 
   constructor(private readonly o: SlotPoolOptions) {}
@@ -155,7 +156,7 @@ export class SlotPool {
   /** Starts preparing warm slots up to the pool's size. */
   fill(): void {
     if (!this.o.cgroups.canRename) return;
-    while (!this.closed && this.idle.length + this.preparing.size < this.o.size) {
+    while (this.state.isOpen && this.idle.length + this.preparing.size < this.o.size) {
       const preparing = this.prepareWarm().then((slot) => {
         this.preparing.delete(preparing);
         if (slot !== null) this.idle.push(slot);
@@ -165,12 +166,13 @@ export class SlotPool {
   }
 
   /** Ends the idle slots and removes their cgroups. Safe to call twice. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.preparing);
-    for (const slot of this.idle) this.o.spawner.kill(slot.key);
-    await Promise.all(this.idle.map((s) => s.done));
-    await Promise.all(this.cleanups);
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      await Promise.all(this.preparing);
+      for (const slot of this.idle) this.o.spawner.kill(slot.key);
+      await Promise.all(this.idle.map((s) => s.done));
+      await Promise.all(this.cleanups);
+    });
   }
 
   private async prepareWarm(): Promise<Slot | null> {

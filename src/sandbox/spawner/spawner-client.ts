@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ResourceLifecycle } from '../../core/index.js';
 import type {
   LaunchRequest,
   PrepareRequest,
@@ -33,7 +34,7 @@ export class SpawnerClient {
   private child: ChildProcess | null = null;
   private starting: Promise<ChildProcess> | null = null;
   private readonly slots = new Map<string, SpawnHandlers>();
-  private closed = false;
+  private readonly state = new ResourceLifecycle('the sandbox spawner');
 
   constructor(private readonly stateDir: string) {}
 
@@ -65,15 +66,16 @@ export class SpawnerClient {
   }
 
   /** Stops the spawner; running sandboxes die with it. Safe to call twice. */
-  async close(): Promise<void> {
-    this.closed = true;
-    const child = this.child ?? (await this.starting?.catch(() => null)) ?? null;
-    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.disconnect();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
-    await exited;
-    clearTimeout(timer);
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      const child = this.child ?? (await this.starting?.catch(() => null)) ?? null;
+      if (child === null || child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.disconnect();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+      await exited;
+      clearTimeout(timer);
+    });
   }
 
   private send(req: SpawnerRequest): void {
@@ -81,7 +83,7 @@ export class SpawnerClient {
   }
 
   private ensure(): Promise<ChildProcess> {
-    if (this.closed) return Promise.reject(new Error('the sandbox is closed'));
+    if (!this.state.isOpen) return Promise.reject(new Error('the sandbox is closed'));
     if (this.child !== null) return Promise.resolve(this.child);
     this.starting ??= this.launchSpawner().finally(() => (this.starting = null));
     return this.starting;

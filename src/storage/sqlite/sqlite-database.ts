@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Compilable, MigrationProvider } from 'kysely';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { ResourceLifecycle } from '../../core/index.js';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
 
@@ -44,7 +45,7 @@ export class SqliteDatabase {
   }[] = [];
   private scheduled = false;
   private readonly commitListeners = new Set<() => void>();
-  private closed = false;
+  private readonly state = new ResourceLifecycle('the database');
 
   private constructor(readonly raw: Database.Database) {
     this.kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
@@ -160,7 +161,7 @@ export class SqliteDatabase {
    * fails alone rejects with its own error and leaves nothing behind.
    */
   write<T>(fn: () => T): Promise<T> {
-    if (this.closed) return Promise.reject(new Error('database is closed'));
+    if (!this.state.isOpen) return Promise.reject(new Error('database is closed'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.scheduled) {
@@ -209,11 +210,11 @@ export class SqliteDatabase {
   }
 
   /** Flushes queued writes and closes the file. Safe to call twice. */
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.queue.length > 0) this.flush();
-    await this.kysely.destroy().catch(() => undefined);
-    if (this.raw.open) this.raw.close();
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      if (this.queue.length > 0) this.flush();
+      await this.kysely.destroy().catch(() => undefined);
+      if (this.raw.open) this.raw.close();
+    });
   }
 }
