@@ -1,5 +1,5 @@
-import { IllegalStateError } from '../core/index.js';
-import type { EnvironmentClass, SideEffectClass } from '../core/index.js';
+import { transition } from '../core/index.js';
+import type { EnvironmentClass, SideEffectClass, Transitions } from '../core/index.js';
 
 /** Lifecycle of an approval request (DESIGN §3, "Gated calls"). */
 export const ApprovalStatus = {
@@ -12,7 +12,7 @@ export const ApprovalStatus = {
 } as const;
 export type ApprovalStatus = (typeof ApprovalStatus)[keyof typeof ApprovalStatus];
 
-const transitions: Record<ApprovalStatus, readonly ApprovalStatus[]> = {
+const transitions: Transitions<ApprovalStatus> = {
   pending: ['approved', 'rejected', 'expired', 'invalidated'],
   approved: ['consumed', 'expired', 'invalidated'],
   rejected: [],
@@ -26,9 +26,7 @@ const transitions: Record<ApprovalStatus, readonly ApprovalStatus[]> = {
  * @throws IllegalStateError when the move is not in the table (callers check first).
  */
 export function transitionApproval(from: ApprovalStatus, to: ApprovalStatus): ApprovalStatus {
-  if (!transitions[from].includes(to))
-    throw new IllegalStateError(`approval cannot move from ${from} to ${to}`);
-  return to;
+  return transition('approval', transitions, from, to);
 }
 
 /** One reviewer's decision. */

@@ -1,4 +1,5 @@
-import { IllegalStateError } from '../core/index.js';
+import { transition } from '../core/index.js';
+import type { Transitions } from '../core/index.js';
 
 /** Lifecycle of a lease of execution capacity (DESIGN §4). */
 export const LeaseStatus = {
@@ -8,7 +9,7 @@ export const LeaseStatus = {
 } as const;
 export type LeaseStatus = (typeof LeaseStatus)[keyof typeof LeaseStatus];
 
-const transitions: Record<LeaseStatus, readonly LeaseStatus[]> = {
+const transitions: Transitions<LeaseStatus> = {
   active: ['released', 'reaped'],
   released: [],
   reaped: [],
@@ -19,9 +20,7 @@ const transitions: Record<LeaseStatus, readonly LeaseStatus[]> = {
  * @throws IllegalStateError when the move is not in the table.
  */
 export function transitionLease(from: LeaseStatus, to: LeaseStatus): LeaseStatus {
-  if (!transitions[from].includes(to))
-    throw new IllegalStateError(`lease cannot move from ${from} to ${to}`);
-  return to;
+  return transition('lease', transitions, from, to);
 }
 
 /** The resources a lease reserves from its pool. */

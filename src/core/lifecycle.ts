@@ -4,15 +4,17 @@ import { IllegalStateError } from './errors.js';
 export type Transitions<S extends string> = Readonly<Record<S, readonly S[]>>;
 
 /**
- * `to`, when `moves` allows moving from `from` to it: the one check every lifecycle move makes.
+ * `to`, when `moves` allows moving from `from` to it: the one check every lifecycle move makes
+ * (of a component's state, and of a stored record's). `T` is narrower than `S` when a record
+ * starts in a state it never returns to (an invocation's `new`).
  * @throws IllegalStateError `<what> cannot move from <from> to <to>` when the table does not.
  */
-export function transition<S extends string>(
+export function transition<S extends string, T extends S = S>(
   what: string,
-  moves: Transitions<S>,
+  moves: Readonly<Record<S, readonly T[]>>,
   from: S,
-  to: S,
-): S {
+  to: T,
+): T {
   if (!moves[from].includes(to)) {
     throw new IllegalStateError(`${what} cannot move from ${from} to ${to}`);
   }

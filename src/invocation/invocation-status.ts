@@ -1,4 +1,4 @@
-import { IllegalStateError } from '../core/index.js';
+import { transition } from '../core/index.js';
 
 /** Invocation states (DESIGN §9). */
 export const InvocationStatus = {
@@ -33,10 +33,7 @@ const transitions: Record<From, readonly InvocationStatus[]> = {
  * @throws IllegalStateError when the move is not in the table.
  */
 export function transitionInvocation(from: From, to: InvocationStatus): InvocationStatus {
-  if (!transitions[from].includes(to)) {
-    throw new IllegalStateError(`invocation cannot move from ${from} to ${to}`);
-  }
-  return to;
+  return transition('invocation', transitions, from, to);
 }
 
 /** True for states that carry a receipt: the call's outcome is decided (Uncertain until resolved). */

@@ -1,4 +1,5 @@
-import { IllegalStateError } from '../core/index.js';
+import { transition } from '../core/index.js';
+import type { Transitions } from '../core/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 
 /** Lifecycle of an upstream MCP server (DESIGN §5). */
@@ -11,7 +12,7 @@ export const McpServerState = {
 } as const;
 export type McpServerState = (typeof McpServerState)[keyof typeof McpServerState];
 
-const transitions: Record<McpServerState, readonly McpServerState[]> = {
+const transitions: Transitions<McpServerState> = {
   registered: ['verified', 'retired'],
   verified: ['active', 'retired'],
   active: ['degraded', 'retired'],
@@ -29,9 +30,7 @@ export function canTransitionMcpServer(from: McpServerState, to: McpServerState)
  * @throws IllegalStateError when the move is not in the table (callers check first).
  */
 export function transitionMcpServer(from: McpServerState, to: McpServerState): McpServerState {
-  if (!canTransitionMcpServer(from, to))
-    throw new IllegalStateError(`MCP server cannot move from ${from} to ${to}`);
-  return to;
+  return transition('MCP server', transitions, from, to);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { IllegalStateError } from '../core/index.js';
+import { transition } from '../core/index.js';
+import type { Transitions } from '../core/index.js';
 
 /** Lifecycle of a descriptor version (DESIGN §2). */
 export const DescriptorState = {
@@ -8,7 +9,7 @@ export const DescriptorState = {
 } as const;
 export type DescriptorState = (typeof DescriptorState)[keyof typeof DescriptorState];
 
-const transitions: Record<DescriptorState, readonly DescriptorState[]> = {
+const transitions: Transitions<DescriptorState> = {
   active: ['deprecated', 'revoked'],
   deprecated: ['revoked'],
   revoked: [],
@@ -24,8 +25,5 @@ export function canTransitionDescriptor(from: DescriptorState, to: DescriptorSta
  * @throws IllegalStateError when the move is not in the table (a bug: callers check first).
  */
 export function transitionDescriptor(from: DescriptorState, to: DescriptorState): DescriptorState {
-  if (!canTransitionDescriptor(from, to)) {
-    throw new IllegalStateError(`descriptor cannot move from ${from} to ${to}`);
-  }
-  return to;
+  return transition('descriptor', transitions, from, to);
 }
