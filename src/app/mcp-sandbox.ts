@@ -22,7 +22,7 @@ export class McpSandbox {
   private readonly held = new Set<string>();
 
   constructor(
-    private readonly o: {
+    private readonly options: {
       sandbox: BwrapSandbox;
       capacity: ExecutionCapacity;
       workspaces: Workspaces;
@@ -42,12 +42,12 @@ export class McpSandbox {
     return async (transport, env) => {
       const argv = [transport.command, ...transport.args];
       const readOnlyMounts = mountsFor(argv);
-      const lease = await this.o.capacity.acquire(
+      const lease = await this.options.capacity.acquire(
         {
           tenant: server.tenant,
-          pool: this.o.pool,
+          pool: this.options.pool,
           holder: `mcp/${server.id}`,
-          resources: this.o.resources,
+          resources: this.options.resources,
           timeoutMs: LEASE_TTL_MS,
           readOnlyMounts,
           egressAllow: [],
@@ -55,7 +55,7 @@ export class McpSandbox {
           worktree: null,
           ttlMs: LEASE_TTL_MS,
         },
-        { budgetMs: this.o.queueBudgetMs, signal: new AbortController().signal },
+        { budgetMs: this.options.queueBudgetMs, signal: new AbortController().signal },
       );
       this.held.add(lease.id);
       let fd: number | null = null;
@@ -70,22 +70,22 @@ export class McpSandbox {
         if (released) return;
         released = true;
         await confined?.release().catch(() => undefined);
-        await this.o.workspaces.remove(lease.id, 'plain').catch(() => undefined);
-        await this.o.capacity.release(lease, 'the upstream connection closed');
+        await this.options.workspaces.remove(lease.id, 'plain').catch(() => undefined);
+        await this.options.capacity.release(lease, 'the upstream connection closed');
         this.held.delete(lease.id);
       };
       try {
-        const workspace = await this.o.workspaces.fresh(lease.id);
-        const command = await this.o.sandbox.confinedCommand({
+        const workspace = await this.options.workspaces.fresh(lease.id);
+        const command = await this.options.sandbox.confinedCommand({
           id: lease.id,
           argv,
           env,
           workspace: workspace.path,
           readOnlyMounts: [...readOnlyMounts, ...workspace.readOnlyMounts],
           limits: {
-            memoryBytes: this.o.resources.memoryBytes,
-            cpus: this.o.resources.cpus,
-            pids: this.o.resources.pids,
+            memoryBytes: this.options.resources.memoryBytes,
+            cpus: this.options.resources.cpus,
+            pids: this.options.resources.pids,
             timeoutMs: LEASE_TTL_MS,
           },
           egressSocket: null,

@@ -39,14 +39,14 @@ export interface Execution {
  * Opens the execution side of the gateway. The sandbox is started only if this machine can run
  * it; otherwise sandboxed tools fail before any effect and `/readyz` says why.
  */
-export async function openExecution(o: {
+export async function openExecution(options: {
   config: GatewayConfig;
   db: SqliteDatabase;
   clock: Clock;
   ids: IdGenerator;
   invocations: InvocationStore;
 }): Promise<Execution> {
-  const { config, db, clock, ids } = o;
+  const { config, db, clock, ids } = options;
   const cipher = await SecretCipher.load({ keyFile: join(config.dataDir, 'keys', 'master.key') });
   const secretStore = new SqliteSecretStore(db);
   const secrets = new SecretService({ store: secretStore, cipher, clock });
@@ -125,7 +125,7 @@ export async function openExecution(o: {
       // An upstream's lease not held by a live connection (a crash left it) is done.
       if (lease.holder.startsWith('mcp/')) return true;
       if (!lease.holder.startsWith('invocation/')) return false;
-      const record = await o.invocations.get(
+      const record = await options.invocations.get(
         lease.tenant,
         lease.holder.slice('invocation/'.length),
       );

@@ -17,14 +17,14 @@ export interface ApprovalServiceOptions {
  * tenant, with quorum, never by the requester and never by an agent; expiry and invalidation.
  */
 export class ApprovalService {
-  constructor(private readonly o: ApprovalServiceOptions) {}
+  constructor(private readonly options: ApprovalServiceOptions) {}
 
   /**
    * The approval, with its expiry applied (an expired one is recorded as such when first seen).
    * @throws GatehouseError NOT_FOUND when it does not exist in the principal's tenant.
    */
   async get(tenant: string, id: string): Promise<Approval> {
-    const a = await this.o.store.get(tenant, id);
+    const a = await this.options.store.get(tenant, id);
     if (!a)
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
@@ -35,7 +35,7 @@ export class ApprovalService {
 
   /** A tenant's approvals, newest first; `pending` lists those still awaiting a decision. */
   async list(tenant: string, status?: ApprovalStatus): Promise<Approval[]> {
-    const all = await this.o.store.list(tenant, status);
+    const all = await this.options.store.list(tenant, status);
     const current = await Promise.all(all.map((a) => this.applyExpiry(a)));
     return status ? current.filter((a) => a.status === status) : current;
   }
@@ -83,7 +83,7 @@ export class ApprovalService {
         `You already decided approval ${id}; each reviewer decides once.`,
       );
     }
-    const at = isoTime(this.o.clock.now());
+    const at = isoTime(this.options.clock.now());
     const entry: ApprovalDecision = { principal: principal.id, decision, reason, at };
     const decisions = [...a.decisions, entry];
     const approvals = decisions.filter((d) => d.decision === 'approve').length;
@@ -136,10 +136,10 @@ export class ApprovalService {
     reason: string,
     actor: string,
   ): Promise<Approval[]> {
-    const open = await this.o.store.listByTool(tenant, tool, ['pending', 'approved']);
+    const open = await this.options.store.listByTool(tenant, tool, ['pending', 'approved']);
     const done: Approval[] = [];
     for (const a of open) {
-      const at = isoTime(this.o.clock.now());
+      const at = isoTime(this.options.clock.now());
       const updated: Approval = {
         ...a,
         status: transitionApproval(a.status, 'invalidated'),
@@ -152,7 +152,7 @@ export class ApprovalService {
         status: 'invalidated',
         reason,
       };
-      const ok = await this.o.store.update(updated, {
+      const ok = await this.options.store.update(updated, {
         audit: [
           { tenant, type: 'approval.invalidated', subject: `approval/${a.id}`, at, actor, data },
         ],
@@ -166,9 +166,12 @@ export class ApprovalService {
   }
 
   private async applyExpiry(a: Approval): Promise<Approval> {
-    if ((a.status !== 'pending' && a.status !== 'approved') || !isExpired(a, this.o.clock.now()))
+    if (
+      (a.status !== 'pending' && a.status !== 'approved') ||
+      !isExpired(a, this.options.clock.now())
+    )
       return a;
-    const at = isoTime(this.o.clock.now());
+    const at = isoTime(this.options.clock.now());
     const updated: Approval = {
       ...a,
       status: transitionApproval(a.status, 'expired'),
@@ -181,7 +184,7 @@ export class ApprovalService {
       status: 'expired',
       expiresAt: a.expiresAt,
     };
-    const ok = await this.o.store.update(updated, {
+    const ok = await this.options.store.update(updated, {
       audit: [
         {
           tenant: a.tenant,
@@ -202,11 +205,11 @@ export class ApprovalService {
         },
       ],
     });
-    return ok ? updated : ((await this.o.store.get(a.tenant, a.id)) ?? updated);
+    return ok ? updated : ((await this.options.store.get(a.tenant, a.id)) ?? updated);
   }
 
   private async save(updated: Approval, ledger: LedgerEntries): Promise<void> {
-    if (!(await this.o.store.update(updated, ledger))) {
+    if (!(await this.options.store.update(updated, ledger))) {
       throw new GatehouseError(
         ErrorCode.CONFLICT,
         `Approval ${updated.id} changed while you decided it; read it again.`,

@@ -33,13 +33,13 @@ export interface ConsistencyAnswer {
 export class AuditLog {
   private readonly leaves = new Map<string, Buffer[]>();
 
-  constructor(private readonly o: { store: AuditStore; signer: Signer; clock: Clock }) {}
+  constructor(private readonly options: { store: AuditStore; signer: Signer; clock: Clock }) {}
 
   private async leafHashes(tenant: string): Promise<Buffer[]> {
     const cached = this.leaves.get(tenant) ?? [];
-    const size = await this.o.store.size(tenant);
+    const size = await this.options.store.size(tenant);
     if (cached.length < size) {
-      const rows = await this.o.store.records(tenant, cached.length, size);
+      const rows = await this.options.store.records(tenant, cached.length, size);
       for (const r of rows) cached.push(leafHash(Buffer.from(r.record, 'utf8')));
       this.leaves.set(tenant, cached);
     }
@@ -54,11 +54,11 @@ export class AuditLog {
         tenant,
         treeSize: leaves.length,
         rootHash: rootHash(leaves),
-        timestamp: isoTime(this.o.clock.now()),
+        timestamp: isoTime(this.options.clock.now()),
       },
-      this.o.signer,
+      this.options.signer,
     );
-    await this.o.store.saveCheckpoint(cp);
+    await this.options.store.saveCheckpoint(cp);
     return cp;
   }
 
@@ -110,7 +110,7 @@ export class AuditLog {
    * one transaction.
    */
   append(records: AuditRecordDraft[]): Promise<void> {
-    return this.o.store.append(records);
+    return this.options.store.append(records);
   }
 
   /**
@@ -121,7 +121,7 @@ export class AuditLog {
     tenant: string,
     index: number,
   ): Promise<{ index: number; record: unknown; leaf: string; leafHash: string }> {
-    const [row] = await this.o.store.records(tenant, index, index + 1);
+    const [row] = await this.options.store.records(tenant, index, index + 1);
     if (!row)
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,

@@ -48,24 +48,29 @@ export class ExecutionCapacity {
   private readonly reserved = new Set<{ pool: string; resources: LeaseResources }>();
 
   private constructor(
-    private readonly o: { store: LeaseStore; clock: Clock; ids: IdGenerator; pools: PoolConfig[] },
+    private readonly options: {
+      store: LeaseStore;
+      clock: Clock;
+      ids: IdGenerator;
+      pools: PoolConfig[];
+    },
   ) {}
 
   /** Loads the active leases, which keep their capacity until released or reaped. */
-  static async open(o: {
+  static async open(options: {
     store: LeaseStore;
     clock: Clock;
     ids: IdGenerator;
     pools: PoolConfig[];
   }): Promise<ExecutionCapacity> {
-    const c = new ExecutionCapacity(o);
-    for (const lease of await o.store.active()) c.active.set(lease.id, lease);
+    const c = new ExecutionCapacity(options);
+    for (const lease of await options.store.active()) c.active.set(lease.id, lease);
     return c;
   }
 
   /** The pools with what is used and queued now. */
   usage(): { pool: PoolConfig; used: LeaseResources & { leases: number }; queued: number }[] {
-    return this.o.pools.map((pool) => ({
+    return this.options.pools.map((pool) => ({
       pool,
       used: this.used(pool.name),
       queued: this.queue.filter((w) => w.request.pool === pool.name).length,
@@ -84,11 +89,11 @@ export class ExecutionCapacity {
    *   never fit its pool (more GPUs, CPU or memory than the pool has) or names no pool.
    */
   async acquire(request: LeaseRequest, options: AcquireOptions): Promise<Lease> {
-    const pool = this.o.pools.find((p) => p.name === request.pool);
+    const pool = this.options.pools.find((p) => p.name === request.pool);
     if (!pool)
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
-        `No execution pool named ${JSON.stringify(request.pool)}; pools: ${this.o.pools.map((p) => p.name).join(', ')}.`,
+        `No execution pool named ${JSON.stringify(request.pool)}; pools: ${this.options.pools.map((p) => p.name).join(', ')}.`,
       );
     const never = neverFits(pool, request.resources);
     if (never)
@@ -98,10 +103,10 @@ export class ExecutionCapacity {
       await options.onQueued?.();
       reservation = await this.wait(request, pool, options);
     }
-    const now = this.o.clock.now();
+    const now = this.options.clock.now();
     const lease: Lease = {
       ...withoutTtl(request),
-      id: this.o.ids.next(),
+      id: this.options.ids.next(),
       status: 'active',
       createdAt: isoTime(now),
       expiresAt: isoTime(now + request.ttlMs),
@@ -111,7 +116,7 @@ export class ExecutionCapacity {
     this.active.set(lease.id, lease);
     if (reservation) this.reserved.delete(reservation);
     try {
-      await this.o.store.insert(
+      await this.options.store.insert(
         lease,
         this.ledger(lease, 'lease.granted', 'system', {
           resources: lease.resources,
@@ -142,9 +147,9 @@ export class ExecutionCapacity {
   async touch(lease: Lease, ttlMs: number): Promise<Lease> {
     const current = this.active.get(lease.id);
     if (!current) return lease;
-    const extended = { ...current, expiresAt: isoTime(this.o.clock.now() + ttlMs) };
+    const extended = { ...current, expiresAt: isoTime(this.options.clock.now() + ttlMs) };
     this.active.set(lease.id, extended);
-    await this.o.store.update(extended, { audit: [], events: [] });
+    await this.options.store.update(extended, { audit: [], events: [] });
     return extended;
   }
 
@@ -159,10 +164,10 @@ export class ExecutionCapacity {
     const ended: Lease = {
       ...current,
       status: transitionLease(current.status, to),
-      releasedAt: isoTime(this.o.clock.now()),
+      releasedAt: isoTime(this.options.clock.now()),
       endReason: reason,
     };
-    await this.o.store.update(
+    await this.options.store.update(
       ended,
       this.ledger(ended, type, to === 'reaped' ? 'reaper' : 'system', { reason }),
     );
@@ -182,7 +187,7 @@ export class ExecutionCapacity {
           tenant: lease.tenant,
           type,
           subject: `lease/${lease.id}`,
-          at: isoTime(this.o.clock.now()),
+          at: isoTime(this.options.clock.now()),
           actor,
           data: { leaseId: lease.id, holder: lease.holder, pool: lease.pool, ...data },
         },
@@ -217,7 +222,7 @@ export class ExecutionCapacity {
   private wait(
     request: LeaseRequest,
     pool: PoolConfig,
-    o: AcquireOptions,
+    options: AcquireOptions,
   ): Promise<{ pool: string; resources: LeaseResources }> {
     return new Promise((resolve, reject) => {
       let reservation: { pool: string; resources: LeaseResources } | undefined;
@@ -230,7 +235,7 @@ export class ExecutionCapacity {
       };
       const finish = (err: GatehouseError | null) => {
         clearTimeout(timer);
-        o.signal.removeEventListener('abort', onAbort);
+        options.signal.removeEventListener('abort', onAbort);
         const i = this.queue.indexOf(waiter);
         if (i >= 0) this.queue.splice(i, 1);
         if (err) {
@@ -242,14 +247,14 @@ export class ExecutionCapacity {
         new GatehouseError(
           ErrorCode.CAPACITY_EXHAUSTED,
           `No capacity in pool ${pool.name} ${why}; nothing ran — retry later.`,
-          { details: { pool: pool.name, budgetMs: o.budgetMs, retryable: true } },
+          { details: { pool: pool.name, budgetMs: options.budgetMs, retryable: true } },
         );
       const timer = setTimeout(
-        () => finish(exhausted(`within the ${o.budgetMs} ms queue budget`)),
-        o.budgetMs,
+        () => finish(exhausted(`within the ${options.budgetMs} ms queue budget`)),
+        options.budgetMs,
       );
       const onAbort = () => finish(exhausted('before the call was aborted'));
-      o.signal.addEventListener('abort', onAbort, { once: true });
+      options.signal.addEventListener('abort', onAbort, { once: true });
       this.queue.push(waiter);
       this.wake();
     });
@@ -259,7 +264,7 @@ export class ExecutionCapacity {
   private wake(): void {
     const head = this.queue[0];
     if (!head) return;
-    const pool = this.o.pools.find((p) => p.name === head.request.pool)!;
+    const pool = this.options.pools.find((p) => p.name === head.request.pool)!;
     if (this.fits(pool, head.request.resources)) {
       this.queue.shift();
       const reservation = { pool: pool.name, resources: head.request.resources };

@@ -29,7 +29,7 @@ export class Reaper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<string[]> | undefined;
 
-  constructor(private readonly o: ReaperOptions) {}
+  constructor(private readonly options: ReaperOptions) {}
 
   /** One pass. Concurrent calls share the pass in progress. @returns the lease ids reaped. */
   runOnce(): Promise<string[]> {
@@ -38,14 +38,14 @@ export class Reaper {
   }
 
   private async pass(): Promise<string[]> {
-    const now = this.o.clock.now();
+    const now = this.options.clock.now();
     const reaped: string[] = [];
-    for (const lease of this.o.capacity.activeLeases()) {
-      if (this.o.inUse(lease)) continue;
+    for (const lease of this.options.capacity.activeLeases()) {
+      if (this.options.inUse(lease)) continue;
       const expired = Date.parse(lease.expiresAt) <= now;
-      const done = !expired && (await this.o.holderDone(lease));
+      const done = !expired && (await this.options.holderDone(lease));
       if (!expired && !done) continue;
-      await this.o.capacity.reap(
+      await this.options.capacity.reap(
         lease,
         expired
           ? `expired at ${lease.expiresAt}; reaped at ${isoTime(now)}`
@@ -53,10 +53,10 @@ export class Reaper {
       );
       reaped.push(lease.id);
     }
-    await this.o.onPass?.();
-    const live = new Set(this.o.capacity.activeLeases().map((l) => l.id));
-    for (const id of await this.o.workspaces()) {
-      if (!live.has(id)) await this.o.removeWorkspace(id);
+    await this.options.onPass?.();
+    const live = new Set(this.options.capacity.activeLeases().map((l) => l.id));
+    for (const id of await this.options.workspaces()) {
+      if (!live.has(id)) await this.options.removeWorkspace(id);
     }
     return reaped;
   }
@@ -66,7 +66,7 @@ export class Reaper {
     const first = await this.runOnce();
     this.timer = setInterval(
       () => void this.runOnce().catch(() => undefined),
-      this.o.intervalMs ?? 30_000,
+      this.options.intervalMs ?? 30_000,
     );
     this.timer.unref();
     return first;

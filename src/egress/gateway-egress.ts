@@ -28,7 +28,7 @@ export interface GatewayEgressOptions {
 export class GatewayEgress {
   private parsed: { key: string; list: EgressAllowList } | null = null;
 
-  constructor(private readonly o: GatewayEgressOptions) {}
+  constructor(private readonly options: GatewayEgressOptions) {}
 
   /**
    * Judges a URL's host and port against the allow-list, without DNS (registration).
@@ -57,8 +57,8 @@ export class GatewayEgress {
     const auth = await authorizeEgress(
       list,
       target,
-      this.o.resolve ?? systemResolve,
-      this.o.resolveTimeoutMs ?? 5000,
+      this.options.resolve ?? systemResolve,
+      this.options.resolveTimeoutMs ?? 5000,
     );
     if (!auth.allowed)
       throw new Error(`egress to ${target.host} port ${target.port} refused: ${auth.reason}`);
@@ -70,15 +70,15 @@ export class GatewayEgress {
 
   /** The allow-list as it is now, parsed again only when its entries changed. */
   private list(): EgressAllowList {
-    const entries = this.o.allow();
+    const entries = this.options.allow();
     const key = JSON.stringify(entries);
     if (this.parsed?.key !== key) this.parsed = { key, list: EgressAllowList.parse(entries) };
     return this.parsed.list;
   }
 
   private refusal(target: EgressTarget): string {
-    const source = this.o.source ?? 'the egress allow-list';
-    const entries = this.o.allow();
+    const source = this.options.source ?? 'the egress allow-list';
+    const entries = this.options.allow();
     const more = entries.length > 8 ? `, … (${entries.length - 8} more)` : '';
     const listing =
       entries.length === 0 ? 'it is empty' : `${entries.slice(0, 8).join(', ')}${more}`;

@@ -57,13 +57,14 @@ const HOP_HEADERS = new Set([
  * request or its body at any point. Sockets are kept alive for this upstream only.
  * @throws TypeError when the origin is not http(s) or there is no address.
  */
-export function pinnedFetch(o: PinnedFetchOptions): PinnedFetch {
-  const origin = new URL(o.origin.href);
+export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
+  const origin = new URL(options.origin.href);
   const tls = origin.protocol === 'https:';
   if (!tls && origin.protocol !== 'http:')
     throw new TypeError(`a pinned fetch is for http(s) upstreams, not ${origin.protocol}`);
-  if (o.addresses.length === 0) throw new TypeError(`no authorized address for ${origin.host}`);
-  const addresses = o.addresses.map((a) => ({ address: a.address, family: a.family }));
+  if (options.addresses.length === 0)
+    throw new TypeError(`no authorized address for ${origin.host}`);
+  const addresses = options.addresses.map((a) => ({ address: a.address, family: a.family }));
   const lookup: LookupFunction = (_name, options, callback) => {
     const family = options.family === 4 || options.family === 6 ? options.family : 0;
     const usable = addresses.filter((a) => family === 0 || a.family === family);
@@ -78,7 +79,11 @@ export function pinnedFetch(o: PinnedFetchOptions): PinnedFetch {
     else callback(null, first.address, first.family);
   };
   const agent = tls
-    ? new HttpsAgent({ keepAlive: true, lookup, ...(o.ca === undefined ? {} : { ca: o.ca }) })
+    ? new HttpsAgent({
+        keepAlive: true,
+        lookup,
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+      })
     : new HttpAgent({ keepAlive: true, lookup });
   let closed = false;
 

@@ -58,7 +58,7 @@ export class InvocationService {
   /** `open`; `closed` once shutdown aborted every running call (later calls are aborted too). */
   private readonly state = new ResourceLifecycle('the invocation service');
 
-  constructor(private readonly o: InvocationServiceOptions) {}
+  constructor(private readonly options: InvocationServiceOptions) {}
 
   /**
    * Runs, resumes or replays an invocation.
@@ -106,8 +106,8 @@ export class InvocationService {
     const approval =
       req.approvalId === undefined
         ? undefined
-        : await this.o.approvals.get(principal.tenant, req.approvalId);
-    const existing = await this.o.store.findByKey(
+        : await this.options.approvals.get(principal.tenant, req.approvalId);
+    const existing = await this.options.store.findByKey(
       principal.tenant,
       principal.id,
       req.idempotencyKey,
@@ -125,7 +125,7 @@ export class InvocationService {
             tool: req.tool,
             descriptorDigest: existing?.tool.descriptorDigest ?? null,
           },
-          this.o.clock.now(),
+          this.options.clock.now(),
         )
       : null;
     if (approval) {
@@ -173,10 +173,10 @@ export class InvocationService {
     attempt: number,
     previousAttempt: string | null,
   ): Promise<InvocationRecord> {
-    const now = isoTime(this.o.clock.now());
-    const tool = this.o.registry.tool(principal.tenant, req.tool.id, req.tool.version);
+    const now = isoTime(this.options.clock.now());
+    const tool = this.options.registry.tool(principal.tenant, req.tool.id, req.tool.version);
     const record: InvocationRecord = {
-      id: this.o.ids.next(),
+      id: this.options.ids.next(),
       status: 'running',
       tenant: principal.tenant,
       project: principal.project!,
@@ -209,7 +209,7 @@ export class InvocationService {
       completedAt: null,
       audit: null,
     };
-    return this.track(this.context(principal, record), (ctx) => this.o.pipeline.run(ctx));
+    return this.track(this.context(principal, record), (ctx) => this.options.pipeline.run(ctx));
   }
 
   /**
@@ -234,27 +234,27 @@ export class InvocationService {
         details: { approvalId: approval.id, status: approval.status },
       });
     }
-    if (problem) return this.o.pipeline.deny(ctx, problem.code, problem.message);
+    if (problem) return this.options.pipeline.deny(ctx, problem.code, problem.message);
     const stored = ctx.tool?.stored;
     if (!stored || stored.state === 'revoked') {
-      return this.o.pipeline.deny(
+      return this.options.pipeline.deny(
         ctx,
         'TOOL_REVOKED',
         `${existing.tool.id}@${existing.tool.version} was revoked while the call waited for approval${stored?.stateReason ? ` (${stored.stateReason})` : ''}.`,
       );
     }
     ctx.approved = approval;
-    return this.track(ctx, (c) => this.o.pipeline.run(c, 'approval'));
+    return this.track(ctx, (c) => this.options.pipeline.run(c, 'approval'));
   }
 
   private context(principal: Principal, record: InvocationRecord): PipelineContext {
-    const tool = this.o.registry.tool(record.tenant, record.tool.id, record.tool.version);
-    const release = this.o.registry.agentRelease(
+    const tool = this.options.registry.tool(record.tenant, record.tool.id, record.tool.version);
+    const release = this.options.registry.agentRelease(
       record.tenant,
       record.agent.id,
       record.agent.version,
     );
-    const environment = this.o.directory.environment(
+    const environment = this.options.directory.environment(
       record.tenant,
       record.project,
       record.environment,
@@ -315,7 +315,7 @@ export class InvocationService {
 
   /** The invocation if the principal may see it: agents their own, other roles their tenant's. */
   async get(principal: Principal, id: string): Promise<InvocationRecord> {
-    const record = await this.o.store.get(principal.tenant, id);
+    const record = await this.options.store.get(principal.tenant, id);
     if (!record || (isOnlyAgent(principal) && record.principal !== principal.id)) {
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
@@ -327,7 +327,7 @@ export class InvocationService {
 
   /** A tenant's invocations, newest first; agents see their own. */
   list(principal: Principal, query: InvocationQuery): Promise<InvocationRecord[]> {
-    return this.o.store.list(
+    return this.options.store.list(
       principal.tenant,
       isOnlyAgent(principal) ? { ...query, principal: principal.id } : query,
     );
@@ -339,7 +339,7 @@ export class InvocationService {
    */
   async receipt(principal: Principal, id: string): Promise<unknown> {
     const record = await this.get(principal, id);
-    const receipt = await this.o.store.receipt(principal.tenant, record.id);
+    const receipt = await this.options.store.receipt(principal.tenant, record.id);
     if (receipt === undefined) {
       throw new GatehouseError(
         ErrorCode.CONFLICT,

@@ -72,34 +72,38 @@ interface Step {
 export class Pipeline {
   private readonly steps: Step[];
 
-  constructor(private readonly o: PipelineOptions) {
+  constructor(private readonly options: PipelineOptions) {
     this.steps = [
       {
         name: 'validation',
         run: (c) =>
           validationStage(c, {
-            environments: () => o.environmentNames(c.record.tenant, c.record.project),
-            versions: () => o.toolVersions(c.record.tenant, c.record.tool.id),
+            environments: () => options.environmentNames(c.record.tenant, c.record.project),
+            versions: () => options.toolVersions(c.record.tenant, c.record.tool.id),
           }),
       },
       { name: 'permission', run: permissionStage },
-      { name: 'policy', run: (c) => policyStage(withClassification(c), o.policy) },
+      { name: 'policy', run: (c) => policyStage(withClassification(c), options.policy) },
       { name: 'classification', run: classificationStage },
-      { name: 'approval', run: (c) => approvalStage(c, o.policy, o.approvals) },
-      { name: 'credentials', run: (c) => credentialsStage(c, o.broker, this.timeoutOf(c)) },
-      { name: 'sandbox', run: (c) => sandboxStage(c, o.leases, this.timeoutOf(c)) },
+      { name: 'approval', run: (c) => approvalStage(c, options.policy, options.approvals) },
+      { name: 'credentials', run: (c) => credentialsStage(c, options.broker, this.timeoutOf(c)) },
+      { name: 'sandbox', run: (c) => sandboxStage(c, options.leases, this.timeoutOf(c)) },
       {
         name: 'execute',
         run: (c) =>
           executeStage(
             c,
-            o.executors,
+            options.executors,
             this.timeoutOf(c),
             () =>
-              new OutputCapture(o.artifacts, c.redactor.stream(), streamBound(o.maxOutputBytes)),
+              new OutputCapture(
+                options.artifacts,
+                c.redactor.stream(),
+                streamBound(options.maxOutputBytes),
+              ),
           ),
       },
-      { name: 'sanitize', run: (c) => sanitizeStage(c, o.artifacts, o.maxOutputBytes) },
+      { name: 'sanitize', run: (c) => sanitizeStage(c, options.artifacts, options.maxOutputBytes) },
     ];
   }
 
@@ -119,7 +123,7 @@ export class Pipeline {
   }
 
   private timeoutOf(ctx: PipelineContext): number {
-    return ctx.tool!.stored.descriptor.timeoutMs ?? this.o.defaultTimeoutMs;
+    return ctx.tool!.stored.descriptor.timeoutMs ?? this.options.defaultTimeoutMs;
   }
 
   private async pass(ctx: PipelineContext, from: StageName): Promise<InvocationRecord> {
@@ -133,7 +137,7 @@ export class Pipeline {
       }
       const started = process.hrtime.bigint();
       const result = await step.run(ctx);
-      this.o.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
+      this.options.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
       this.record(ctx, step.name, result);
       switch (result.outcome) {
         case 'continue':
@@ -183,7 +187,7 @@ export class Pipeline {
       stage,
       decision,
       reason: result.reason,
-      at: isoTime(this.o.clock.now()),
+      at: isoTime(this.options.clock.now()),
     };
     if (result.details) entry.details = result.details;
     ctx.record.trace.push(entry);
@@ -197,7 +201,7 @@ export class Pipeline {
   private async save(ctx: PipelineContext, status: InvocationStatus): Promise<InvocationRecord> {
     const { record } = ctx;
     const recorded = ctx.savedTrace > 0;
-    const at = isoTime(this.o.clock.now());
+    const at = isoTime(this.options.clock.now());
     record.status = transitionInvocation(recorded ? record.status : 'new', status);
     record.updatedAt = at;
     const final = hasOutcome(status);
@@ -260,16 +264,16 @@ export class Pipeline {
     }
     if (final)
       step.seal = (last) =>
-        signReceipt(receiptPredicate({ ...record, audit: last }), this.o.signer);
+        signReceipt(receiptPredicate({ ...record, audit: last }), this.options.signer);
     try {
-      await this.o.store.save(step);
+      await this.options.store.save(step);
     } catch (err) {
       if (step.consumeApproval) record.approval = null;
       throw err;
     }
     ctx.pendingApproval = undefined;
     ctx.savedTrace = record.trace.length;
-    if (final) this.o.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);
+    if (final) this.options.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);
     return record;
   }
 }

@@ -68,7 +68,7 @@ export class SandboxLeases {
   private readonly inUse = new Set<string>();
 
   constructor(
-    private readonly o: {
+    private readonly options: {
       capacity: ExecutionCapacity;
       workspaces: Workspaces;
       egress: EgressProxy;
@@ -92,15 +92,16 @@ export class SandboxLeases {
     // Calls of one attempt share a workspace: they take turns.
     const release = await this.attempts.acquire(key);
     try {
-      let lease = this.o.capacity
+      let lease = this.options.capacity
         .activeLeases()
         .find((l) => l.tenant === ask.tenant && l.holder === holder);
-      if (lease) lease = await this.o.capacity.touch(lease, this.o.defaults.attemptTtlMs);
+      if (lease)
+        lease = await this.options.capacity.touch(lease, this.options.defaults.attemptTtlMs);
       else {
-        lease = await this.acquireWithWorkspace(ask, holder, this.o.defaults.attemptTtlMs);
+        lease = await this.acquireWithWorkspace(ask, holder, this.options.defaults.attemptTtlMs);
       }
       return await this.attach(ask, lease, async () => {
-        await this.o.capacity.touch(lease, this.o.defaults.attemptTtlMs);
+        await this.options.capacity.touch(lease, this.options.defaults.attemptTtlMs);
         release();
       });
     } catch (err) {
@@ -116,8 +117,8 @@ export class SandboxLeases {
       ask.timeoutMs + 60_000,
     );
     return this.attach(ask, lease, async () => {
-      await this.o.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
-      await this.o.capacity.release(lease, 'the call ended');
+      await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
+      await this.options.capacity.release(lease, 'the call ended');
     });
   }
 
@@ -127,20 +128,20 @@ export class SandboxLeases {
     try {
       const w = ask.needs.worktree;
       const ws = w
-        ? await this.o.workspaces.worktree(lease.id, w.repository, w.ref)
-        : await this.o.workspaces.fresh(lease.id);
+        ? await this.options.workspaces.worktree(lease.id, w.repository, w.ref)
+        : await this.options.workspaces.fresh(lease.id);
       lease.readOnlyMounts.push(...ws.readOnlyMounts);
       return lease;
     } catch (err) {
-      await this.o.capacity.release(lease, 'its workspace could not be made');
+      await this.options.capacity.release(lease, 'its workspace could not be made');
       throw err;
     }
   }
 
   private acquire(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {
-    const d = this.o.defaults;
+    const d = this.options.defaults;
     const n = ask.needs;
-    return this.o.capacity.acquire(
+    return this.options.capacity.acquire(
       {
         tenant: ask.tenant,
         pool: n.pool ?? d.pool,
@@ -177,7 +178,7 @@ export class SandboxLeases {
     try {
       // One endpoint per call (its decisions are its own); a short id keeps the socket path short.
       const headers = ask.credentials.headers ?? [];
-      endpoint = await this.o.egress.open(
+      endpoint = await this.options.egress.open(
         ask.invocationId.replace(/-/g, ''),
         lease.egressAllow,
         ask.onEgress,
@@ -199,7 +200,7 @@ export class SandboxLeases {
     }
     const execution: ExecutionLease = {
       id: lease.id,
-      workspace: this.o.workspaces.pathFor(lease.id),
+      workspace: this.options.workspaces.pathFor(lease.id),
       readOnlyMounts: lease.readOnlyMounts,
       limits: {
         memoryBytes: lease.resources.memoryBytes,

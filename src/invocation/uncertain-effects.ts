@@ -17,12 +17,12 @@ import type { TraceEntry } from './stage.js';
  * Denied: it is recorded `failed`, and a retry with the same key runs as a new attempt.
  */
 export class UncertainEffects {
-  constructor(private readonly o: { store: InvocationStore; signer: Signer; clock: Clock }) {}
+  constructor(private readonly options: { store: InvocationStore; signer: Signer; clock: Clock }) {}
 
   /** The tenant's unresolved Uncertain invocations, newest first. */
   list(principal: Principal): Promise<InvocationRecord[]> {
     requireOperator(principal);
-    return this.o.store.list(principal.tenant, { status: 'uncertain', limit: 500 });
+    return this.options.store.list(principal.tenant, { status: 'uncertain', limit: 500 });
   }
 
   /**
@@ -44,7 +44,7 @@ export class UncertainEffects {
         { details: { pointer: '/evidence' } },
       );
     }
-    const record = await this.o.store.get(principal.tenant, id);
+    const record = await this.options.store.get(principal.tenant, id);
     if (!record)
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
@@ -57,7 +57,7 @@ export class UncertainEffects {
         { details: { status: record.status } },
       );
     }
-    const at = isoTime(this.o.clock.now());
+    const at = isoTime(this.options.clock.now());
     const status = transitionInvocation(
       'uncertain',
       effect === 'confirmed' ? 'observed' : 'failed',
@@ -98,13 +98,14 @@ export class UncertainEffects {
       status,
       operator: principal.id,
     };
-    await this.o.store.save({
+    await this.options.store.save({
       record: resolved,
       ledger: {
         audit: [invocationAudit(record, 'invocation.resolved', at, principal.id, data)],
         events: [invocationEvent(record, EventType.ToolEffectResolved, at, data)],
       },
-      seal: (last) => signReceipt(receiptPredicate({ ...resolved, audit: last }), this.o.signer),
+      seal: (last) =>
+        signReceipt(receiptPredicate({ ...resolved, audit: last }), this.options.signer),
     });
     return resolved;
   }

@@ -36,13 +36,13 @@ export class McpHealth {
   private timer: NodeJS.Timeout | null = null;
   private probing = false;
 
-  constructor(private readonly o: McpHealthOptions) {}
+  constructor(private readonly options: McpHealthOptions) {}
 
   /** Starts the scheduled probe. Safe to repeat; does nothing once closed. */
   start(): void {
     if (!this.state.is('created')) return;
     this.state.to('open');
-    this.timer = setInterval(() => void this.probeAll(), this.o.settings.probeIntervalMs);
+    this.timer = setInterval(() => void this.probeAll(), this.options.settings.probeIntervalMs);
     this.timer.unref();
   }
 
@@ -69,40 +69,40 @@ export class McpHealth {
    * @returns the server's state afterwards.
    */
   probe(tenant: string, id: string): Promise<McpServerState> {
-    return this.o.serial.run(id, async () => {
-      const server = await this.o.lifecycle.server(tenant, id);
+    return this.options.serial.run(id, async () => {
+      const server = await this.options.lifecycle.server(tenant, id);
       if (server.state !== 'active' && server.state !== 'degraded') return server.state;
       try {
-        const { conn, fresh } = await this.o.pool.get(server);
-        await conn.ping(this.o.settings.requestTimeoutMs);
+        const { conn, fresh } = await this.options.pool.get(server);
+        await conn.ping(this.options.settings.requestTimeoutMs);
         if (fresh) {
-          await this.o.bindings.applyDiscovery(
+          await this.options.bindings.applyDiscovery(
             server,
-            await conn.discover(this.o.settings.requestTimeoutMs),
+            await conn.discover(this.options.settings.requestTimeoutMs),
           );
         } else {
-          const tools = await conn.listTools(this.o.settings.requestTimeoutMs);
-          await this.o.bindings.applyTools(server, tools);
+          const tools = await conn.listTools(this.options.settings.requestTimeoutMs);
+          await this.options.bindings.applyTools(server, tools);
         }
         this.failures.set(id, 0);
-        const now = await this.o.lifecycle.server(tenant, id);
+        const now = await this.options.lifecycle.server(tenant, id);
         if (now.state === 'degraded')
-          return (await this.o.lifecycle.move(now, 'active', 'system', null)).state;
+          return (await this.options.lifecycle.move(now, 'active', 'system', null)).state;
         return now.state;
       } catch (err) {
         if (err instanceof BackingOff) {
           this.reprobeIn(tenant, id, err.retryInMs);
           return server.state;
         }
-        await this.o.pool.drop(id);
+        await this.options.pool.drop(id);
         const n = (this.failures.get(id) ?? 0) + 1;
         this.failures.set(id, n);
-        const now = await this.o.lifecycle.server(tenant, id);
+        const now = await this.options.lifecycle.server(tenant, id);
         // Replaces a re-probe a loss reported during this probe set with the count before it.
         this.reprobeIn(tenant, id, this.reprobeDelay(id));
-        if (now.state === 'active' && n >= this.o.settings.failuresToDegrade) {
+        if (now.state === 'active' && n >= this.options.settings.failuresToDegrade) {
           const reason = `${n} health probes failed in a row; last: ${describeError(err)}`;
-          return (await this.o.lifecycle.move(now, 'degraded', 'system', reason)).state;
+          return (await this.options.lifecycle.move(now, 'degraded', 'system', reason)).state;
         }
         return now.state;
       }
@@ -121,7 +121,7 @@ export class McpHealth {
   /** `reprobeMs` doubled with each failed probe in a row, up to `probeIntervalMs`. */
   private reprobeDelay(id: string): number {
     const n = Math.max(1, this.failures.get(id) ?? 0);
-    const { reprobeMs, probeIntervalMs } = this.o.settings;
+    const { reprobeMs, probeIntervalMs } = this.options.settings;
     return Math.min(reprobeMs * 2 ** (n - 1), probeIntervalMs);
   }
 
@@ -141,7 +141,7 @@ export class McpHealth {
     if (this.probing || this.state.isClosing) return;
     this.probing = true;
     try {
-      const servers = await this.o.store.listInStates(['active', 'degraded']);
+      const servers = await this.options.store.listInStates(['active', 'degraded']);
       await Promise.all(servers.map((s) => this.probe(s.tenant, s.id).catch(() => undefined)));
     } finally {
       this.probing = false;

@@ -66,15 +66,15 @@ export type McpSettings = Required<
 >;
 
 /** The settings of `o`, with the defaults for those it leaves out. */
-export function mcpSettings(o: McpServiceOptions): McpSettings {
+export function mcpSettings(options: McpServiceOptions): McpSettings {
   return {
-    checkUrl: o.checkUrl ?? (() => null),
-    probeIntervalMs: o.probeIntervalMs ?? 30_000,
-    failuresToDegrade: o.failuresToDegrade ?? 3,
-    reprobeMs: o.reprobeMs ?? 1000,
-    requestTimeoutMs: o.requestTimeoutMs ?? 10_000,
-    baseBackoffMs: o.baseBackoffMs ?? 500,
-    maxBackoffMs: o.maxBackoffMs ?? 30_000,
-    maxMessageBytes: o.maxMessageBytes ?? 4 * 1024 * 1024,
+    checkUrl: options.checkUrl ?? (() => null),
+    probeIntervalMs: options.probeIntervalMs ?? 30_000,
+    failuresToDegrade: options.failuresToDegrade ?? 3,
+    reprobeMs: options.reprobeMs ?? 1000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    baseBackoffMs: options.baseBackoffMs ?? 500,
+    maxBackoffMs: options.maxBackoffMs ?? 30_000,
+    maxMessageBytes: options.maxMessageBytes ?? 4 * 1024 * 1024,
   };
 }

@@ -6,6 +6,7 @@ import type { McpServerRecord, McpServerState } from './mcp-server.js';
 import { conflict } from './mcp-ledger.js';
 import { mcpSettings } from './mcp-service-options.js';
 import type { McpServiceOptions, McpSettings } from './mcp-service-options.js';
+import type { McpStore } from './mcp-store.js';
 import type { UpstreamConnection } from './upstream/connection.js';
 import type { DiscoveredLists } from './upstream/discovery.js';
 import type { UpstreamPool } from './upstream/pool.js';
@@ -43,21 +44,23 @@ export class McpService {
   private readonly pendingRediscovery = new Set<string>();
   /** `created`, `open` once started (the health probe runs), `closing`, `closed`. */
   private readonly state = new ResourceLifecycle('the MCP service', 'created');
-  private readonly s: McpSettings;
+  private readonly store: McpStore;
+  private readonly settings: McpSettings;
 
-  constructor(private readonly o: McpServiceOptions) {
-    const { store, clock, ids } = o;
-    const settings = mcpSettings(o);
+  constructor(options: McpServiceOptions) {
+    const { store, clock, ids } = options;
+    const settings = mcpSettings(options);
     const serial = this.serial;
-    const pool = createUpstreamPool(o, settings, {
+    const pool = createUpstreamPool(options, settings, {
       onListChanged: (server) => this.scheduleRediscovery(server.tenant, server.id),
       onLost: (server) => this.health.reprobeSoon(server.tenant, server.id),
     });
-    const sandboxed = o.stdioLauncher !== undefined;
+    const sandboxed = options.stdioLauncher !== undefined;
     const lifecycle = new ServerLifecycle({ store, clock, ids, settings, sandboxed });
     const bindings = new ToolBindings({ store, clock, serial, lifecycle });
     const rediscover = (tenant: string, id: string) => this.rediscover(tenant, id);
-    this.s = settings;
+    this.store = store;
+    this.settings = settings;
     this.pool = pool;
     this.lifecycle = lifecycle;
     this.bindings = bindings;
@@ -94,7 +97,7 @@ export class McpService {
 
   /** A tenant's servers, oldest first. */
   list(tenant: string): Promise<McpServerRecord[]> {
-    return this.o.store.list(tenant);
+    return this.store.list(tenant);
   }
 
   /** A server with its discovery and bindings. @throws GatehouseError NOT_FOUND. */
@@ -102,8 +105,8 @@ export class McpService {
     const server = await this.lifecycle.server(tenant, id);
     return {
       server,
-      discovery: (await this.o.store.discovery(tenant, id)) ?? null,
-      bindings: await this.o.store.bindings(tenant, id),
+      discovery: (await this.store.discovery(tenant, id)) ?? null,
+      bindings: await this.store.bindings(tenant, id),
     };
   }
 
@@ -119,7 +122,7 @@ export class McpService {
       let lists: DiscoveredLists;
       try {
         const { conn } = await this.pool.get(server);
-        lists = await conn.discover(this.s.requestTimeoutMs);
+        lists = await conn.discover(this.settings.requestTimeoutMs);
       } catch (err) {
         await this.pool.drop(id);
         throw new GatehouseError(

@@ -100,7 +100,7 @@ const MAX_TEXT = 2048;
  * (and the refusal `reason`).
  */
 export class RecordedReads {
-  constructor(private readonly o: RecordedReadsOptions) {}
+  constructor(private readonly options: RecordedReadsOptions) {}
 
   /**
    * Runs `op` on the server's pooled connection, records the outcome, and returns the redacted
@@ -115,10 +115,14 @@ export class RecordedReads {
   ): Promise<T> {
     let answer: { result: T; redactor: Redactor };
     try {
-      answer = await this.o.mcp.readUpstream(this.o.principal.tenant, serverId, async (c, t) => {
-        const result = await op(c, t);
-        return { result, redactor: c.redactor };
-      });
+      answer = await this.options.mcp.readUpstream(
+        this.options.principal.tenant,
+        serverId,
+        async (c, t) => {
+          const result = await op(c, t);
+          return { result, redactor: c.redactor };
+        },
+      );
     } catch (err) {
       const code = isGatehouseError(err) ? err.code : ErrorCode.INTERNAL;
       await this.record(request, serverId, { outcome: ReadOutcome.error, code });
@@ -158,7 +162,7 @@ export class RecordedReads {
     serverId: string | null,
     outcome: Record<string, unknown> & { outcome: ReadOutcome },
   ): Promise<void> {
-    const p = this.o.principal;
+    const p = this.options.principal;
     const what =
       request.type === ReadType.resource
         ? this.bounded('uri', request.uri)
@@ -169,12 +173,12 @@ export class RecordedReads {
             // every byte forever. Absent arguments count as {}, as MCP treats them.
             argumentsSha256: canonicalDigest(request.arguments ?? {}),
           };
-    await this.o.writer.append([
+    await this.options.writer.append([
       {
         tenant: p.tenant,
         type: request.type,
         subject: serverId !== null ? `mcp-server/${serverId}` : `principal/${p.id}`,
-        at: isoTime(this.o.writer.clock.now()),
+        at: isoTime(this.options.writer.clock.now()),
         actor: p.id,
         data: {
           serverId,

@@ -29,22 +29,22 @@ interface ServerLifecycleOptions {
  * record and McpServerStateChanged event. Callers hold the server's lock.
  */
 export class ServerLifecycle {
-  constructor(private readonly o: ServerLifecycleOptions) {}
+  constructor(private readonly options: ServerLifecycleOptions) {}
 
   /** Registers a server in state `registered`. @throws as `McpService.register`. */
   async register(tenant: string, actor: string, input: RegisterServer): Promise<McpServerRecord> {
-    const transport = normalizeTransport(input.transport, this.o.settings.checkUrl);
+    const transport = normalizeTransport(input.transport, this.options.settings.checkUrl);
     const name = input.name.trim();
     if (name === '') throw invalid('/name must be a non-empty string.', '/name');
-    const at = isoTime(this.o.clock.now());
+    const at = isoTime(this.options.clock.now());
     const server: McpServerRecord = {
-      id: `mcp_${this.o.ids.next()}`,
+      id: `mcp_${this.options.ids.next()}`,
       tenant,
       name,
       transport,
       identity: serverIdentity(transport),
       state: 'registered',
-      ...(transport.type === 'stdio' ? { sandboxed: this.o.sandboxed } : {}),
+      ...(transport.type === 'stdio' ? { sandboxed: this.options.sandboxed } : {}),
       stateReason: null,
       version: 1,
       registeredBy: actor,
@@ -60,7 +60,7 @@ export class ServerLifecycle {
       from: null,
       to: 'registered',
     };
-    const ok = await this.o.store.create(server, {
+    const ok = await this.options.store.create(server, {
       audit: [audit(tenant, 'mcp.server.registered', server.id, at, actor, data)],
       events: [event(EventType.McpServerStateChanged, tenant, server.id, at, data)],
     });
@@ -76,7 +76,7 @@ export class ServerLifecycle {
 
   /** The server. @throws GatehouseError NOT_FOUND. */
   async server(tenant: string, id: string): Promise<McpServerRecord> {
-    const s = await this.o.store.get(tenant, id);
+    const s = await this.options.store.get(tenant, id);
     if (!s) throw notFound(`MCP server ${JSON.stringify(id)} does not exist.`);
     return s;
   }
@@ -96,7 +96,7 @@ export class ServerLifecycle {
   ): Promise<McpServerRecord> {
     if (!canTransitionMcpServer(server.state, to))
       throw conflict(`Server ${server.id} is ${server.state}; it cannot become ${to}.`);
-    const at = isoTime(this.o.clock.now());
+    const at = isoTime(this.options.clock.now());
     const next: McpServerRecord = {
       ...server,
       state: transitionMcpServer(server.state, to),
@@ -112,7 +112,7 @@ export class ServerLifecycle {
       reason,
       ...details,
     };
-    const ok = await this.o.store.update(
+    const ok = await this.options.store.update(
       { tenant: server.tenant, serverId: server.id, server: next, ...extra },
       {
         audit: [audit(server.tenant, `mcp.server.${to}`, subject(server.id), at, actor, data)],

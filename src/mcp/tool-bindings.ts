@@ -44,25 +44,25 @@ interface ToolBindingsOptions {
  * is unbound in the same write).
  */
 export class ToolBindings {
-  constructor(private readonly o: ToolBindingsOptions) {}
+  constructor(private readonly options: ToolBindingsOptions) {}
 
   /** Binds a discovered tool, under the server's lock. @throws as `McpService.bind`. */
   bind(tenant: string, id: string, actor: string, req: BindingRequest): Promise<BindResult> {
-    return this.o.serial.run(id, async () => {
+    return this.options.serial.run(id, async () => {
       checkBindingRequest(req);
-      const server = await this.o.lifecycle.server(tenant, id);
+      const server = await this.options.lifecycle.server(tenant, id);
       if (server.state === 'registered' || server.state === 'retired')
         throw conflict(
           `Server ${id} is ${server.state}; bind tools of a verified or active server.`,
         );
       const found = await this.discovered(server, req.tool);
-      const existing = await this.o.store.binding(tenant, id, req.tool);
+      const existing = await this.options.store.binding(tenant, id, req.tool);
       if (existing?.state === 'bound') {
         throw conflict(
           `Tool ${req.tool} of server ${id} is already bound to ${existing.descriptor.id}@${existing.descriptor.version}.`,
         );
       }
-      const at = isoTime(this.o.clock.now());
+      const at = isoTime(this.options.clock.now());
       const binding: McpBinding = {
         tenant,
         serverId: id,
@@ -101,10 +101,10 @@ export class ToolBindings {
     actor: string,
     opts: { version?: string } = {},
   ): Promise<ReapproveResult> {
-    return this.o.serial.run(id, async () => {
-      const server = await this.o.lifecycle.server(tenant, id);
+    return this.options.serial.run(id, async () => {
+      const server = await this.options.lifecycle.server(tenant, id);
       if (server.state === 'retired') throw conflict(`Server ${id} is retired.`);
-      const b = await this.o.store.binding(tenant, id, tool);
+      const b = await this.options.store.binding(tenant, id, tool);
       if (!b) throw notFound(`Tool ${tool} of server ${id} was never bound; bind it instead.`);
       if (b.state === 'bound')
         throw conflict(`Tool ${tool} of server ${id} is bound; nothing to re-approve.`);
@@ -118,7 +118,7 @@ export class ToolBindings {
           '/version',
         );
       }
-      const at = isoTime(this.o.clock.now());
+      const at = isoTime(this.options.clock.now());
       const binding: McpBinding = {
         ...b,
         digest: found.digest,
@@ -152,7 +152,7 @@ export class ToolBindings {
    * holds the server's lock. @throws GatehouseError CONFLICT (the server changed meanwhile).
    */
   async applyDiscovery(server: McpServerRecord, lists: DiscoveredLists): Promise<void> {
-    await this.apply(server, await this.o.store.discovery(server.tenant, server.id), lists);
+    await this.apply(server, await this.options.store.discovery(server.tenant, server.id), lists);
   }
 
   /**
@@ -160,7 +160,7 @@ export class ToolBindings {
    * prompts of the stored discovery. The caller holds the server's lock.
    */
   async applyTools(server: McpServerRecord, tools: DiscoveredLists['tools']): Promise<void> {
-    const prev = await this.o.store.discovery(server.tenant, server.id);
+    const prev = await this.options.store.discovery(server.tenant, server.id);
     await this.apply(server, prev, {
       tools,
       resources: prev?.resources ?? [],
@@ -176,7 +176,7 @@ export class ToolBindings {
     const { tenant, id } = server;
     const plan = planDiscovery(
       prev,
-      await this.o.store.bindings(tenant, id),
+      await this.options.store.bindings(tenant, id),
       this.discoveryOf(server, lists),
     );
     if (!plan) return;
@@ -195,7 +195,7 @@ export class ToolBindings {
       tools: lists.tools,
       resources: lists.resources,
       prompts: lists.prompts,
-      at: isoTime(this.o.clock.now()),
+      at: isoTime(this.options.clock.now()),
     };
   }
 
@@ -204,12 +204,12 @@ export class ToolBindings {
     auditRecords: AuditRecordDraft[],
     events: OutboxEvent[] = [],
   ): Promise<void> {
-    if (!(await this.o.store.update(change, { audit: auditRecords, events })))
+    if (!(await this.options.store.update(change, { audit: auditRecords, events })))
       throw conflict(`Server ${change.serverId} changed meanwhile; try again.`);
   }
 
   private async discovered(server: McpServerRecord, tool: string): Promise<DiscoveredTool> {
-    const d = await this.o.store.discovery(server.tenant, server.id);
+    const d = await this.options.store.discovery(server.tenant, server.id);
     const found = d?.tools.find((t) => t.tool.name === tool);
     if (!found) {
       const names = (d?.tools ?? []).map((t) => t.tool.name);

@@ -30,7 +30,7 @@ interface UpstreamCallsOptions {
  * connection, and read-only requests (resources, prompts) through the pooled connections.
  */
 export class UpstreamCalls {
-  constructor(private readonly o: UpstreamCallsOptions) {}
+  constructor(private readonly options: UpstreamCallsOptions) {}
 
   /** See `McpService.readyToCall`; a new connection is rediscovered and the call checked again. */
   async readyToCall(
@@ -39,12 +39,12 @@ export class UpstreamCalls {
     tool: string,
     descriptor: { id: string; version: string },
   ): Promise<CallReadiness> {
-    const first = await checkCall(this.o.store, tenant, serverId, tool, descriptor);
+    const first = await checkCall(this.options.store, tenant, serverId, tool, descriptor);
     if (!first.ok) return first;
     const server = first.server;
     let pooled;
     try {
-      pooled = await this.o.pool.get(server);
+      pooled = await this.options.pool.get(server);
     } catch (err) {
       return {
         ok: false,
@@ -55,7 +55,7 @@ export class UpstreamCalls {
     if (!pooled.fresh) return { ok: true, conn: pooled.conn, binding: first.binding };
     // A new connection: the tools may have changed while it was down; discover before calling.
     try {
-      await this.o.rediscover(tenant, serverId);
+      await this.options.rediscover(tenant, serverId);
     } catch (err) {
       return {
         ok: false,
@@ -63,9 +63,9 @@ export class UpstreamCalls {
         message: `MCP server ${serverId} reconnected but discovery failed: ${describeError(err)}`,
       };
     }
-    const again = await checkCall(this.o.store, tenant, serverId, tool, descriptor);
+    const again = await checkCall(this.options.store, tenant, serverId, tool, descriptor);
     if (!again.ok) return again;
-    const conn = this.o.pool.peek(serverId);
+    const conn = this.options.pool.peek(serverId);
     if (!conn)
       return {
         ok: false,
@@ -78,9 +78,9 @@ export class UpstreamCalls {
   /** See `McpService.view`: one tenant's stored state, read once for many checks. */
   view(tenant: string): UpstreamView {
     return new UpstreamView({
-      store: this.o.store,
+      store: this.options.store,
       tenant,
-      unreachable: (id) => this.o.pool.unreachable(id),
+      unreachable: (id) => this.options.pool.unreachable(id),
     });
   }
 
@@ -90,7 +90,7 @@ export class UpstreamCalls {
     serverId: string,
     op: (conn: UpstreamConnection, timeoutMs: number) => Promise<T>,
   ): Promise<T> {
-    const server = await this.o.lifecycle.server(tenant, serverId);
+    const server = await this.options.lifecycle.server(tenant, serverId);
     if (server.state !== 'active')
       throw new GatehouseError(
         ErrorCode.UNAVAILABLE,
@@ -98,7 +98,7 @@ export class UpstreamCalls {
       );
     let conn: UpstreamConnection;
     try {
-      conn = (await this.o.pool.get(server)).conn;
+      conn = (await this.options.pool.get(server)).conn;
     } catch (err) {
       throw new GatehouseError(
         ErrorCode.UNAVAILABLE,
@@ -107,7 +107,7 @@ export class UpstreamCalls {
       );
     }
     try {
-      return await op(conn, this.o.settings.requestTimeoutMs);
+      return await op(conn, this.options.settings.requestTimeoutMs);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       const message = describeError(err);

@@ -33,11 +33,11 @@ export class UpstreamView {
   private byId: Promise<Map<string, McpServerRecord>> | undefined;
   private readonly tools = new Map<string, Promise<ServerTools>>();
 
-  constructor(private readonly o: UpstreamViewOptions) {}
+  constructor(private readonly options: UpstreamViewOptions) {}
 
   /** The tenant's servers, oldest first (one read, on first use). */
   servers(): Promise<McpServerRecord[]> {
-    return (this.list ??= this.o.store.list(this.o.tenant));
+    return (this.list ??= this.options.store.list(this.options.tenant));
   }
 
   /** As `McpService.isBound`, from this view. */
@@ -55,7 +55,7 @@ export class UpstreamView {
     tool: string,
     descriptor: { id: string; version: string },
   ): Promise<boolean> {
-    if (this.o.unreachable(serverId)) return false;
+    if (this.options.unreachable(serverId)) return false;
     return this.isBound(serverId, tool, descriptor);
   }
 
@@ -81,7 +81,7 @@ export class UpstreamView {
   private toolsOf(serverId: string): Promise<ServerTools> {
     let found = this.tools.get(serverId);
     if (!found) {
-      const { store, tenant } = this.o;
+      const { store, tenant } = this.options;
       found = Promise.all([
         store.bindings(tenant, serverId),
         store.discovery(tenant, serverId),

@@ -22,7 +22,7 @@ export interface Workspace {
  * Each lives under `root/<leaseId>`, so the reaper can find and remove what a crash left.
  */
 export class Workspaces {
-  constructor(private readonly o: { root: string; repositories: Record<string, string> }) {}
+  constructor(private readonly options: { root: string; repositories: Record<string, string> }) {}
 
   /** An empty directory for a lease, owned by the sandbox user. */
   async fresh(leaseId: string): Promise<Workspace> {
@@ -38,11 +38,11 @@ export class Workspaces {
    * @throws GatehouseError INVALID_INPUT for an unknown repository or ref.
    */
   async worktree(leaseId: string, repository: string, ref: string): Promise<Workspace> {
-    const repo = this.o.repositories[repository];
+    const repo = this.options.repositories[repository];
     if (!repo) {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
-        `No repository named ${JSON.stringify(repository)} is configured; configured: ${Object.keys(this.o.repositories).join(', ') || 'none'}.`,
+        `No repository named ${JSON.stringify(repository)} is configured; configured: ${Object.keys(this.options.repositories).join(', ') || 'none'}.`,
       );
     }
     const path = this.pathFor(leaseId);
@@ -67,8 +67,8 @@ export class Workspaces {
    * workspace, but cannot list the others; each workspace is 0700 and its own.
    */
   private async prepareRoot(): Promise<void> {
-    await mkdir(this.o.root, { recursive: true, mode: 0o711 });
-    await chmod(this.o.root, 0o711);
+    await mkdir(this.options.root, { recursive: true, mode: 0o711 });
+    await chmod(this.options.root, 0o711);
   }
 
   /**
@@ -81,7 +81,7 @@ export class Workspaces {
     await rm(this.pathFor(leaseId), { recursive: true, force: true });
     if (kind === 'plain') return;
     await Promise.all(
-      Object.values(this.o.repositories).map((repo) =>
+      Object.values(this.options.repositories).map((repo) =>
         run('git', ['-C', repo, 'worktree', 'prune']).catch(() => undefined),
       ),
     );
@@ -90,7 +90,7 @@ export class Workspaces {
   /** The lease ids that have a workspace on disk. */
   async existing(): Promise<string[]> {
     try {
-      return (await readdir(this.o.root, { withFileTypes: true }))
+      return (await readdir(this.options.root, { withFileTypes: true }))
         .filter((e) => e.isDirectory())
         .map((e) => e.name);
     } catch {
@@ -101,6 +101,6 @@ export class Workspaces {
   /** The host path of a lease's workspace. */
   pathFor(leaseId: string): string {
     if (!/^[0-9a-zA-Z-]+$/.test(leaseId)) throw new Error(`bad lease id ${leaseId}`);
-    return join(this.o.root, leaseId);
+    return join(this.options.root, leaseId);
   }
 }

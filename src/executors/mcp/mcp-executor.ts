@@ -19,10 +19,12 @@ export interface McpExecutorOptions {
  * and got no answer is `uncertain` unless its class is read.
  */
 export class McpExecutor implements Executor {
+  private readonly mcp: McpService;
   private readonly maxOutputBytes: number;
 
-  constructor(private readonly o: McpExecutorOptions) {
-    this.maxOutputBytes = o.maxOutputBytes ?? 1024 * 1024;
+  constructor(options: McpExecutorOptions) {
+    this.mcp = options.mcp;
+    this.maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
   }
 
   check(descriptor: ToolDescriptor): string | null {
@@ -41,7 +43,7 @@ export class McpExecutor implements Executor {
         code: 'INVALID_INPUT',
         message: 'MCP tool arguments must be a JSON object',
       };
-    const ready = await this.o.mcp.readyToCall(req.tenant, exec.server, exec.tool, req.descriptor);
+    const ready = await this.mcp.readyToCall(req.tenant, exec.server, exec.tool, req.descriptor);
     if (!ready.ok) return { status: 'failed', code: ready.code, message: ready.message };
     const outcome = await ready.conn.callTool(exec.tool, req.input as Record<string, unknown>, {
       timeoutMs: req.timeoutMs,

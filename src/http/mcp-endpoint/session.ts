@@ -28,11 +28,11 @@ interface SessionServerOptions {
  * agent's release closure; `tools/call` runs the governed pipeline as that agent; resources and
  * prompts of the upstream servers the closure reaches are passed through read-only.
  */
-export function createSessionServer(o: SessionServerOptions): Server {
-  const s = o.services;
-  const p = o.principal;
+export function createSessionServer(options: SessionServerOptions): Server {
+  const s = options.services;
+  const p = options.principal;
   const server = new Server(
-    { name: 'gatehouse', version: o.version },
+    { name: 'gatehouse', version: options.version },
     {
       capabilities: {
         tools: { listChanged: false },
@@ -82,8 +82,8 @@ export function createSessionServer(o: SessionServerOptions): Server {
     if (!ref) {
       // The agent's text, bounded and without known secret patterns, for the record and the log.
       const shown = boundedText(name);
-      const id = o.sessionId();
-      await recordRefusal(s, o.log, p, RefusalType.tool, {
+      const id = options.sessionId();
+      await recordRefusal(s, options.log, p, RefusalType.tool, {
         code: ErrorCode.INVALID_INPUT,
         reason: 'not-in-closure',
         message: `Unknown tool: ${shown} is not a tool of this agent's release.`,
@@ -109,7 +109,7 @@ export function createSessionServer(o: SessionServerOptions): Server {
           tool: ref,
           input,
         });
-        key = `mcp-${sha256Hex(`${o.sessionId() ?? ''}\n${hash}`)}`;
+        key = `mcp-${sha256Hex(`${options.sessionId() ?? ''}\n${hash}`)}`;
         extra[MetaKey.idempotencyKeyDerived] = true;
       } else if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
         throw invalid(

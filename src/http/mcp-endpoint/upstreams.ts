@@ -47,9 +47,9 @@ interface PassThroughOptions {
  * they return names and descriptions of what the closure already grants, no content, and clients
  * repeat them often.
  */
-export function registerPassThrough(server: Server, o: PassThroughOptions): void {
-  const s = o.services;
-  const p = o.principal;
+export function registerPassThrough(server: Server, options: PassThroughOptions): void {
+  const s = options.services;
+  const p = options.principal;
   const mcp = s.mcp;
   /** Which server listed a URI last, so resources/read finds it without `_meta`. */
   const owners = new Map<string, string>();
@@ -63,7 +63,7 @@ export function registerPassThrough(server: Server, o: PassThroughOptions): void
   const reached = async (): Promise<Reach> => {
     const view = mcp.view(p.tenant);
     const ids = new Set<string>();
-    for (const ref of o.closure()) {
+    for (const ref of options.closure()) {
       const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;
       if (!stored || stored.state === 'revoked' || stored.descriptor.kind !== 'mcp') continue;
       const exec = mcpExecution(stored.descriptor);

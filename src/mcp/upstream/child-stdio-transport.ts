@@ -40,8 +40,8 @@ export class ChildStdioTransport implements Transport {
   private readonly buffer: ReadBuffer;
   readonly stderr = new PassThrough();
 
-  constructor(private readonly o: ChildStdioOptions) {
-    this.buffer = new ReadBuffer({ maxBufferSize: o.maxBufferSize });
+  constructor(private readonly options: ChildStdioOptions) {
+    this.buffer = new ReadBuffer({ maxBufferSize: options.maxBufferSize });
   }
 
   /** The spawned process's id, while it runs. */
@@ -52,26 +52,26 @@ export class ChildStdioTransport implements Transport {
   start(): Promise<void> {
     if (this.child) throw new Error('ChildStdioTransport already started');
     return new Promise((resolve, reject) => {
-      const child = spawn(this.o.file, this.o.args, {
-        env: this.o.env,
+      const child = spawn(this.options.file, this.options.args, {
+        env: this.options.env,
         stdio: [
           'pipe',
           'pipe',
           'pipe',
-          ...this.o.extraFds,
-          ...(this.o.inputs ?? []).map(() => 'pipe' as const),
+          ...this.options.extraFds,
+          ...(this.options.inputs ?? []).map(() => 'pipe' as const),
         ],
-        ...(this.o.user ? { uid: this.o.user.uid, gid: this.o.user.gid } : {}),
+        ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
       });
       this.child = child;
-      this.o.afterSpawn?.();
+      this.options.afterSpawn?.();
       child.on('error', (err) => {
         reject(err);
         this.onerror?.(err);
       });
       child.on('spawn', () => {
-        (this.o.inputs ?? []).forEach((data, i) => {
-          const pipe = child.stdio[3 + this.o.extraFds.length + i] as Writable | null;
+        (this.options.inputs ?? []).forEach((data, i) => {
+          const pipe = child.stdio[3 + this.options.extraFds.length + i] as Writable | null;
           pipe?.on('error', (err) => this.onerror?.(err));
           pipe?.end(data);
         });

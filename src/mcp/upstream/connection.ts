@@ -41,7 +41,7 @@ export class UpstreamConnection {
   private constructor(
     private readonly client: Client,
     private readonly transport: Transport,
-    private readonly o: UpstreamConnectionOptions,
+    private readonly options: UpstreamConnectionOptions,
     private readonly launched: LaunchedStdio | null = null,
   ) {}
 
@@ -55,10 +55,10 @@ export class UpstreamConnection {
    * @throws Error when the server cannot be started or reached or the handshake fails; nothing is
    *   left running then.
    */
-  static async open(o: UpstreamConnectionOptions): Promise<UpstreamConnection> {
-    const { transport, launched } = await createTransport(o);
+  static async open(options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
+    const { transport, launched } = await createTransport(options);
     const client = new Client({ name: 'gatehouse', version: '0.1.0' }, { capabilities: {} });
-    const c = new UpstreamConnection(client, transport, o, launched);
+    const c = new UpstreamConnection(client, transport, options, launched);
     if (isStdio(transport)) transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
     // The SDK keeps a handler set before connect() and calls it first; with no reconnection
     // (`maxRetries: 0`) a dropped HTTP stream surfaces here, never through onclose.
@@ -69,11 +69,11 @@ export class UpstreamConnection {
       'notifications/resources/list_changed',
       'notifications/prompts/list_changed',
     ] as const) {
-      client.setNotificationHandler(method, () => o.onListChanged());
+      client.setNotificationHandler(method, () => options.onListChanged());
     }
     client.onclose = () => c.end();
     try {
-      await client.connect(transport, { timeout: o.connectTimeoutMs });
+      await client.connect(transport, { timeout: options.connectTimeoutMs });
     } catch (err) {
       await c.close();
       // An HTTP error body can echo a rejected credential as well as stderr can.
@@ -86,7 +86,7 @@ export class UpstreamConnection {
 
   /** The credential values issued for this connection, for the sanitizer of its calls. */
   get secrets(): BrokeredValue[] {
-    return this.o.credentials?.values ?? [];
+    return this.options.credentials?.values ?? [];
   }
 
   /** The connection's redactor: its credential values and the known patterns, compiled once. */
@@ -171,20 +171,20 @@ export class UpstreamConnection {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    o: { timeoutMs: number; signal: AbortSignal },
+    options: { timeoutMs: number; signal: AbortSignal },
   ): Promise<UpstreamCallOutcome> {
-    const unsent = unsendable(o.signal, this.isClosed);
+    const unsent = unsendable(options.signal, this.isClosed);
     if (unsent) return unsent;
     try {
       const result = await this.client.callTool(
         { name, arguments: args },
-        { timeout: o.timeoutMs, signal: o.signal },
+        { timeout: options.timeoutMs, signal: options.signal },
       );
       return { kind: 'result', result };
     } catch (err) {
       return failedCallOutcome(err, {
-        timeoutMs: o.timeoutMs,
-        signal: o.signal,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
         isClosed: () => this.isClosed,
         stderrNote: () => this.stderrNote(),
       });
@@ -216,7 +216,7 @@ export class UpstreamConnection {
     if (!this.closing) {
       void this.release();
       // A server that dies during the handshake is a failed open (`open` throws), not a loss.
-      if (this.opened) this.o.onClosed();
+      if (this.opened) this.options.onClosed();
     }
   }
 
@@ -237,20 +237,20 @@ export class UpstreamConnection {
       this.transport instanceof StreamableHTTPClientTransport &&
       this.transport.sessionId !== undefined;
     if (!sessionGone) {
-      this.o.onTransportError?.(err);
+      this.options.onTransportError?.(err);
       return;
     }
     void this.close();
-    this.o.onClosed();
+    this.options.onClosed();
   }
 
   /** Ends the connection's credential leases, once. */
   private async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.o.credentials?.release().catch(() => undefined);
+    await this.options.credentials?.release().catch(() => undefined);
     await this.launched?.release().catch(() => undefined);
-    this.o.fetch?.close();
+    this.options.fetch?.close();
   }
 
   /** The stdio server's stderr note, without this connection's credentials (see `StderrTail`). */

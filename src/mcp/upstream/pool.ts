@@ -71,7 +71,7 @@ export class UpstreamPool {
   private readonly entries = new Map<string, Entry>();
   private readonly state = new ResourceLifecycle('the upstream pool');
 
-  constructor(private readonly o: UpstreamPoolOptions) {}
+  constructor(private readonly options: UpstreamPoolOptions) {}
 
   /**
    * The server's connection, opening it when there is none.
@@ -87,7 +87,7 @@ export class UpstreamPool {
     }
     if (e.conn && !e.conn.isClosed) return { conn: e.conn, fresh: false };
     if (e.opening) return { conn: await e.opening, fresh: false };
-    const wait = Math.ceil(e.nextAttemptAt - this.o.now());
+    const wait = Math.ceil(e.nextAttemptAt - this.options.now());
     if (wait > 0) throw new BackingOff(e.attempts, wait);
     const entry = e;
     entry.opening = this.open(server, entry);
@@ -104,8 +104,8 @@ export class UpstreamPool {
     } catch (err) {
       entry.attempts += 1;
       entry.nextAttemptAt =
-        this.o.now() +
-        Math.min(this.o.baseBackoffMs * 2 ** (entry.attempts - 1), this.o.maxBackoffMs);
+        this.options.now() +
+        Math.min(this.options.baseBackoffMs * 2 ** (entry.attempts - 1), this.options.maxBackoffMs);
       throw err;
     } finally {
       entry.opening = null;
@@ -116,28 +116,28 @@ export class UpstreamPool {
     // Egress first: no credentials are issued for an upstream the allow-list refuses.
     const fetch =
       server.transport.type === 'http'
-        ? await this.o.connectHttp?.(new URL(server.transport.url))
+        ? await this.options.connectHttp?.(new URL(server.transport.url))
         : undefined;
     let credentials: ConnectionCredentials | null;
     try {
-      credentials = (await this.o.credentials?.(server)) ?? null;
+      credentials = (await this.options.credentials?.(server)) ?? null;
     } catch (err) {
       fetch?.close();
       throw err;
     }
-    const launch = this.o.launch?.(server);
+    const launch = this.options.launch?.(server);
     const current = () => this.state.isOpen && this.entries.get(server.id) === entry;
     return UpstreamConnection.open({
       transport: server.transport,
-      connectTimeoutMs: this.o.connectTimeoutMs,
-      maxMessageBytes: this.o.maxMessageBytes,
-      onListChanged: () => this.o.onListChanged(server),
+      connectTimeoutMs: this.options.connectTimeoutMs,
+      maxMessageBytes: this.options.maxMessageBytes,
+      onListChanged: () => this.options.onListChanged(server),
       onClosed: () => {
         if (entry.conn?.isClosed) entry.conn = null;
-        if (current()) this.o.onLost?.(server);
+        if (current()) this.options.onLost?.(server);
       },
       onTransportError: () => {
-        if (current()) this.o.onLost?.(server);
+        if (current()) this.options.onLost?.(server);
       },
       ...(credentials ? { credentials } : {}),
       ...(launch ? { launch } : {}),

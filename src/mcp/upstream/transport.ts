@@ -22,30 +22,37 @@ interface UpstreamTransport {
  * reconnection.
  * @throws what `o.launch` throws; the connection's credentials are released first.
  */
-export async function createTransport(o: UpstreamConnectionOptions): Promise<UpstreamTransport> {
-  const issued = o.credentials;
-  const env = { ...(o.transport.type === 'stdio' ? o.transport.env : {}), ...issued?.env };
+export async function createTransport(
+  options: UpstreamConnectionOptions,
+): Promise<UpstreamTransport> {
+  const issued = options.credentials;
+  const env = {
+    ...(options.transport.type === 'stdio' ? options.transport.env : {}),
+    ...issued?.env,
+  };
   let launched: LaunchedStdio | null = null;
-  if (o.transport.type === 'stdio' && o.launch) {
+  if (options.transport.type === 'stdio' && options.launch) {
     try {
-      launched = await o.launch(o.transport, env);
+      launched = await options.launch(options.transport, env);
     } catch (err) {
       await issued?.release().catch(() => undefined);
       throw err;
     }
   }
   const transport = launched
-    ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: o.maxMessageBytes })
-    : o.transport.type === 'stdio'
+    ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: options.maxMessageBytes })
+    : options.transport.type === 'stdio'
       ? new StdioClientTransport({
-          ...(await dieWithGateway(o.transport.command, o.transport.args)),
+          ...(await dieWithGateway(options.transport.command, options.transport.args)),
           ...(Object.keys(env).length > 0 ? { env } : {}),
           stderr: 'pipe',
-          maxBufferSize: o.maxMessageBytes,
+          maxBufferSize: options.maxMessageBytes,
         })
-      : new StreamableHTTPClientTransport(new URL(o.transport.url), {
-          requestInit: { headers: headersFor(new URL(o.transport.url), issued?.headers ?? []) },
-          ...(o.fetch ? { fetch: o.fetch.fetch } : {}),
+      : new StreamableHTTPClientTransport(new URL(options.transport.url), {
+          requestInit: {
+            headers: headersFor(new URL(options.transport.url), issued?.headers ?? []),
+          },
+          ...(options.fetch ? { fetch: options.fetch.fetch } : {}),
           reconnectionOptions: {
             maxReconnectionDelay: 1000,
             initialReconnectionDelay: 100,

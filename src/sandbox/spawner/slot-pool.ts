@@ -108,7 +108,7 @@ export class SlotPool {
   private readonly state = new ResourceLifecycle('the slot pool');
   private readonly cleanups = new Set<Promise<void>>();
 
-  constructor(private readonly o: SlotPoolOptions) {}
+  constructor(private readonly options: SlotPoolOptions) {}
 
   /** Names of the cgroups of slots being prepared or idle: this pool's, not orphans. */
   cgroupNames(): Set<string> {
@@ -121,7 +121,7 @@ export class SlotPool {
    * @throws when the cgroup cannot be made (EEXIST: a cgroup of that name exists).
    */
   async take(id: string, fileCount: number): Promise<Slot> {
-    if (this.o.cgroups.canRename && fileCount <= this.o.fileCount) {
+    if (this.options.cgroups.canRename && fileCount <= this.options.fileCount) {
       // A slot still joining its cgroups is nearly warm: waiting for it beats starting afresh.
       // It must be warm before the rename, since its shell joins the cgroups by path.
       const i = Math.max(
@@ -141,7 +141,7 @@ export class SlotPool {
         return slot;
       }
     }
-    const cgroup = this.o.cgroups.create(id, this.joinAs());
+    const cgroup = this.options.cgroups.create(id, this.joinAs());
     return this.prepare(cgroup, fileCount);
   }
 
@@ -155,8 +155,8 @@ export class SlotPool {
 
   /** Starts preparing warm slots up to the pool's size. */
   fill(): void {
-    if (!this.o.cgroups.canRename) return;
-    while (this.state.isOpen && this.idle.length + this.preparing.size < this.o.size) {
+    if (!this.options.cgroups.canRename) return;
+    while (this.state.isOpen && this.idle.length + this.preparing.size < this.options.size) {
       const preparing = this.prepareWarm().then((slot) => {
         this.preparing.delete(preparing);
         if (slot !== null) this.idle.push(slot);
@@ -169,7 +169,7 @@ export class SlotPool {
   close(): Promise<void> {
     return this.state.close(async () => {
       await Promise.all(this.preparing);
-      for (const slot of this.idle) this.o.spawner.kill(slot.key);
+      for (const slot of this.idle) this.options.spawner.kill(slot.key);
       await Promise.all(this.idle.map((s) => s.done));
       await Promise.all(this.cleanups);
     });
@@ -179,8 +179,8 @@ export class SlotPool {
     const name = `.warm-${randomUUID()}`;
     this.warmCgroups.add(name);
     try {
-      const cgroup = this.o.cgroups.create(name, this.joinAs());
-      return await this.prepare(cgroup, this.o.fileCount);
+      const cgroup = this.options.cgroups.create(name, this.joinAs());
+      return await this.prepare(cgroup, this.options.fileCount);
     } catch {
       this.warmCgroups.delete(name);
       return null; // a run will prepare its own slot and report the failure
@@ -191,7 +191,7 @@ export class SlotPool {
     const slot = new Slot(cgroup, fileCount, (s) => this.discard(s));
     const joinAs = this.joinAs();
     try {
-      await this.o.spawner.prepare(
+      await this.options.spawner.prepare(
         {
           type: 'prepare',
           key: slot.key,
@@ -200,13 +200,13 @@ export class SlotPool {
             '-c',
             SLOT_SCRIPT,
             'gatehouse-sandbox',
-            String(Math.ceil(this.o.maxFileBytes / 512)),
+            String(Math.ceil(this.options.maxFileBytes / 512)),
             ...cgroup.procsFiles,
             '--',
           ],
           uid: joinAs?.uid ?? null,
           gid: joinAs?.gid ?? null,
-          seccompPath: this.o.seccompPath,
+          seccompPath: this.options.seccompPath,
           fileCount,
         },
         slot.handlers,
@@ -220,7 +220,7 @@ export class SlotPool {
 
   /** The user a slot's shell runs as: the sandbox user when it can join its cgroups itself. */
   private joinAs(): HostUser | null {
-    return this.o.cgroups.ownerCanJoin ? this.o.owner : null;
+    return this.options.cgroups.ownerCanJoin ? this.options.owner : null;
   }
 
   /** A slot that ended before any run took it: forget it and remove its cgroup. */
