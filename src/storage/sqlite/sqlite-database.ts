@@ -20,7 +20,7 @@ export interface SqliteDatabaseOptions {
 
 type Statement = Database.Statement<unknown[], unknown>;
 
-/** Makes a named stand-in for a value of a fixed-shape query (typed to fit any column). */
+/** Makes a named stand-in for a value of a prepared query (typed to fit any column). */
 type Placeholders = (name: string) => never;
 
 /**
@@ -32,12 +32,16 @@ type Placeholders = (name: string) => never;
 export class SqliteDatabase {
   readonly kysely: Kysely<Tables>;
   private readonly statements = new Map<string, Statement>();
-  private readonly shapes = new Map<
+  /** Prepared queries by key: their SQL, and for each parameter its placeholder name or value. */
+  private readonly prepared = new Map<
     string,
     { sql: string; names: (string | { value: unknown })[] }
   >();
-  /** Scratch space of the running transaction, emptied as each transaction starts. */
-  readonly txScratch = new Map<string, unknown>();
+  /**
+   * Values remembered for the running transaction only (the next audit index of a tenant, once
+   * read), emptied as each transaction starts.
+   */
+  readonly transactionCache = new Map<string, unknown>();
   private queue: {
     fn: () => unknown;
     resolve: (v: unknown) => void;
@@ -88,15 +92,16 @@ export class SqliteDatabase {
   }
 
   /**
-   * A query of fixed shape, built with Kysely once and then run on its prepared statement with new
-   * values: `build` receives named placeholders instead of values. For the hot path, where
-   * building and compiling each query again costs more than running it.
+   * The query prepared under `key`: built with Kysely and compiled the first time only, then run
+   * on its prepared statement with new values (`build` receives named placeholders instead of
+   * values). For the hot path, where building and compiling each query again costs more than
+   * running it.
    */
-  private shaped(
+  private prepare(
     key: string,
     build: (p: Placeholders) => Compilable,
   ): { statement: Statement; names: (string | { value: unknown })[] } {
-    let shape = this.shapes.get(key);
+    let shape = this.prepared.get(key);
     if (!shape) {
       const p = ((name: string) => `\u0000${name}`) as unknown as Placeholders;
       const c = build(p).compile();
@@ -104,7 +109,7 @@ export class SqliteDatabase {
         typeof v === 'string' && v.startsWith('\u0000') ? v.slice(1) : { value: v },
       );
       shape = { sql: c.sql, names };
-      this.shapes.set(key, shape);
+      this.prepared.set(key, shape);
     }
     return { statement: this.statement(shape.sql), names: shape.names };
   }
@@ -116,23 +121,23 @@ export class SqliteDatabase {
     return names.map((n) => (typeof n === 'string' ? values[n] : n.value));
   }
 
-  /** Runs a fixed-shape write (see {@link shaped}) with `values` for its placeholders. */
-  runShaped(
+  /** Runs the write prepared under `key` (see {@link prepare}) with `values` for its placeholders. */
+  runPrepared(
     key: string,
     build: (p: Placeholders) => Compilable,
     values: Record<string, unknown>,
   ): Database.RunResult {
-    const { statement, names } = this.shaped(key, build);
+    const { statement, names } = this.prepare(key, build);
     return statement.run(...this.values(names, values));
   }
 
-  /** The first row of a fixed-shape query (see {@link shaped}). */
-  firstShaped<T>(
+  /** The first row of the query prepared under `key` (see {@link prepare}). */
+  firstPrepared<T>(
     key: string,
     build: (p: Placeholders) => Compilable<T>,
     values: Record<string, unknown>,
   ): T | undefined {
-    const { statement, names } = this.shaped(key, build);
+    const { statement, names } = this.prepare(key, build);
     return statement.get(...this.values(names, values)) as T | undefined;
   }
 
@@ -178,7 +183,7 @@ export class SqliteDatabase {
     if (batch.length === 0) return;
     const results: unknown[] = [];
     try {
-      this.txScratch.clear();
+      this.transactionCache.clear();
       this.raw.transaction(() => {
         for (const w of batch) results.push(w.fn());
       })();
@@ -190,7 +195,7 @@ export class SqliteDatabase {
     }
     for (const w of batch) {
       try {
-        this.txScratch.clear();
+        this.transactionCache.clear();
         w.resolve(this.raw.transaction(w.fn)());
       } catch (err) {
         w.reject(err);

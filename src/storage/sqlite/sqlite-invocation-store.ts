@@ -20,7 +20,7 @@ export class SqliteInvocationStore implements InvocationStore {
   }
 
   findByKey(tenant: string, principal: string, key: string): Promise<InvocationRecord | undefined> {
-    const row = this.db.firstShaped(
+    const row = this.db.firstPrepared(
       'invocation-by-key',
       (p) =>
         this.db.kysely
@@ -99,7 +99,7 @@ export class SqliteInvocationStore implements InvocationStore {
       const record: InvocationRecord = { ...step.record, audit: last };
       const receipt = step.seal?.(last);
       const json = JSON.stringify(record);
-      this.db.runShaped(
+      this.db.runPrepared(
         'invocation-upsert',
         (p) =>
           this.db.kysely
@@ -139,7 +139,7 @@ export class SqliteInvocationStore implements InvocationStore {
         },
       );
       if (receipt !== undefined) {
-        this.db.runShaped(
+        this.db.runPrepared(
           'receipt-upsert',
           (p) =>
             this.db.kysely

@@ -18,11 +18,11 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
   const k = db.kysely;
   const positions: AuditPosition[] = [];
   for (const draft of entries.audit) {
-    // The next index of each tenant is read once per transaction, then counted in its scratch.
-    const scratchKey = `audit-next:${draft.tenant}`;
-    let index = db.txScratch.get(scratchKey) as number | undefined;
+    // The next index of each tenant is read once per transaction, then counted in its cache.
+    const cacheKey = `audit-next:${draft.tenant}`;
+    let index = db.transactionCache.get(cacheKey) as number | undefined;
     if (index === undefined) {
-      const row = db.firstShaped(
+      const row = db.firstPrepared(
         'audit-top',
         (p) =>
           k
@@ -35,7 +35,7 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
     }
     const record: AuditRecord = { ...draft, index };
     const bytes = canonicalBytes(record);
-    db.runShaped(
+    db.runPrepared(
       'audit-insert',
       (p) =>
         k.insertInto('audit_records').values({
@@ -52,10 +52,10 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
       },
     );
     positions.push({ index, treeSize: index + 1 });
-    db.txScratch.set(scratchKey, index + 1);
+    db.transactionCache.set(cacheKey, index + 1);
   }
   for (const e of entries.events) {
-    db.runShaped(
+    db.runPrepared(
       'outbox-insert',
       (p) =>
         k.insertInto('outbox').values({

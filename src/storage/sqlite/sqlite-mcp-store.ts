@@ -109,7 +109,7 @@ export class SqliteMcpStore implements McpStore {
   // get, discovery and binding are read on every tool call (the call check): fixed shapes, so
   // they run on prepared statements without building the query again.
   get(tenant: string, id: string): Promise<McpServerRecord | undefined> {
-    const row = this.db.firstShaped(
+    const row = this.db.firstPrepared(
       'mcp-server',
       (p) =>
         this.db.kysely
@@ -148,7 +148,7 @@ export class SqliteMcpStore implements McpStore {
   }
 
   discovery(tenant: string, serverId: string): Promise<Discovery | undefined> {
-    const row = this.db.firstShaped(
+    const row = this.db.firstPrepared(
       'mcp-discovery',
       (p) =>
         this.db.kysely
@@ -174,7 +174,7 @@ export class SqliteMcpStore implements McpStore {
   }
 
   binding(tenant: string, serverId: string, tool: string): Promise<McpBinding | undefined> {
-    const row = this.db.firstShaped(
+    const row = this.db.firstPrepared(
       'mcp-binding',
       (p) =>
         this.db.kysely
