@@ -3,5 +3,5 @@ export type { Approval, ApprovalDecision } from './approval.js';
 export type { ApprovalStore } from './approval-store.js';
 export { ApprovalService } from './approval-service.js';
 export type { ApprovalServiceOptions } from './approval-service.js';
-export { checkApproval } from './check-binding.js';
-export type { ApprovalUse } from './check-binding.js';
+export { checkApproval } from './check-approval.js';
+export type { ApprovalUse } from './check-approval.js';
