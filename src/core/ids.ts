@@ -11,10 +11,10 @@ export const uuidv7Ids: IdGenerator = { next: () => uuidv7() };
 
 /** Sequential ids with a prefix; for tests that assert on exact values. */
 export class SequentialIds implements IdGenerator {
-  private n = 0;
+  private issued = 0;
   constructor(private readonly prefix = 'id') {}
   next(): string {
-    this.n += 1;
-    return `${this.prefix}-${String(this.n).padStart(8, '0')}`;
+    this.issued += 1;
+    return `${this.prefix}-${String(this.issued).padStart(8, '0')}`;
   }
 }

@@ -6,7 +6,7 @@ import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
 
 /** {@link ArtifactStore} as files named by their SHA-256 under a directory, written atomically. */
 export class FileArtifactStore implements ArtifactStore {
-  private n = 0;
+  private tempFiles = 0;
   /** The directory is made by the first writer (not per writer: a sync call on the event loop). */
   private dirMade = false;
 
@@ -69,7 +69,7 @@ export class FileArtifactStore implements ArtifactStore {
   }
 
   private tmpPath(): string {
-    this.n += 1;
-    return join(this.dir, `.tmp-${process.pid}-${Date.now()}-${this.n}`);
+    this.tempFiles += 1;
+    return join(this.dir, `.tmp-${process.pid}-${Date.now()}-${this.tempFiles}`);
   }
 }
