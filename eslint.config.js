@@ -3,11 +3,13 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 
+// Every folder under src/ (test/architecture.test.ts checks that none is missing).
 const parts = [
   'core',
   'tools',
   'policy',
   'approvals',
+  'tenancy',
   'invocation',
   'secrets',
   'capacity',
@@ -21,6 +23,22 @@ const parts = [
   'cli',
   'app',
 ];
+
+/** Paths into a part from a file one to three folders deep under src/. */
+const into = (part, rest) => ['../', '../../', '../../../'].map((up) => `${up}${part}${rest}`);
+
+/** A part reaches another part only through its index.ts. */
+const throughIndex = parts.map((p) => ({
+  group: [...into(p, '/*'), ...into(p, '/index.js').map((path) => `!${path}`)],
+  message: `Import another part only through its index.js (src/${p}/index.ts).`,
+}));
+
+/** Only the composition root chooses implementations: no other part imports storage/. */
+const storageFromAppOnly = {
+  group: [...into('storage', ''), ...into('storage', '/*')],
+  message:
+    'Only app/ imports storage/: declare the interface your part needs in the part, and let app/ wire the implementation.',
+};
 
 export default tseslint.config(
   {
@@ -57,18 +75,15 @@ export default tseslint.config(
     },
   },
   {
-    // A part reaches another part only through its index.ts; core imports no part.
     files: ['src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: throughIndex }] },
+  },
+  {
+    // The same rule again, with storage/ closed to every part but app/ (a later block replaces it).
+    files: ['src/**/*.ts'],
+    ignores: ['src/app/**', 'src/storage/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: parts.map((p) => ({
-            group: [`../${p}/*`, `../../${p}/*`, `!../${p}/index.js`, `!../../${p}/index.js`],
-            message: `Import another part only through its index.js (src/${p}/index.ts).`,
-          })),
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [...throughIndex, storageFromAppOnly] }],
     },
   },
   {

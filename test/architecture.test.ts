@@ -21,14 +21,17 @@ interface Edge {
   spec: string;
 }
 
+/** Static `import … from` / `export … from`, and dynamic `import(…)` of a relative path. */
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]|\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g;
+
 function imports(): Edge[] {
   const edges: Edge[] = [];
   for (const file of files(SRC)) {
     const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(
-      /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"](\.[^'"]+)['"]/g,
-    )) {
-      edges.push({ from: file, to: resolve(dirname(file), m[1]!), spec: m[1]! });
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = (m[1] ?? m[2])!;
+      edges.push({ from: file, to: resolve(dirname(file), spec), spec });
     }
   }
   return edges;
@@ -53,6 +56,29 @@ describe('architecture', () => {
       return from !== to && relative(SRC, e.to) !== join(to, 'index.js');
     });
     expect(bad.map((e) => `${relative(SRC, e.from)} → ${e.spec}`)).toEqual([]);
+  });
+
+  it('finds dynamic imports too', () => {
+    expect(edges.some((e) => e.spec.endsWith('/app/index.js') && partOf(e.from) === 'cli')).toBe(
+      true,
+    );
+  });
+
+  it('only app (the composition root) imports storage', () => {
+    const bad = edges.filter(
+      (e) => partOf(e.to) === 'storage' && !['storage', 'app'].includes(partOf(e.from)),
+    );
+    expect(bad.map((e) => `${relative(SRC, e.from)} → ${e.spec}`)).toEqual([]);
+  });
+
+  it('every part is named in the lint rules', () => {
+    const parts = readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+    const config = readFileSync(resolve('eslint.config.js'), 'utf8');
+    const listed = /const parts = \[([^\]]*)\]/.exec(config)?.[1] ?? '';
+    const named = [...listed.matchAll(/'([a-z-]+)'/g)].map((m) => m[1]);
+    expect(named.sort()).toEqual(parts.sort());
   });
 
   it('parts import each other without cycles', () => {
