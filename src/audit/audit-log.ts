@@ -4,7 +4,9 @@ import type { AuditStore } from './audit-store.js';
 import { signCheckpoint } from './checkpoint.js';
 import type { Checkpoint } from './checkpoint.js';
 import { leafHash } from './merkle-hash.js';
-import { consistencyProof, inclusionProof, rootHash } from './merkle.js';
+import { proveConsistency, proveInclusion, treeRoot } from './merkle-proof.js';
+import type { SubtreeSource } from './merkle-proof.js';
+import type { SubtreeRef } from './merkle-subtree.js';
 import type { Signer } from './signer.js';
 
 /** An inclusion proof as served (DESIGN §8): Merkle hashes in base64. */
@@ -27,33 +29,22 @@ export interface ConsistencyAnswer {
 
 /**
  * The read side of the per-tenant RFC 6962 audit logs: signed checkpoints, inclusion and
- * consistency proofs. Leaf hashes are recomputed from the stored record bytes (never taken from
- * the stored hash column) and cached, since records are only ever appended.
+ * consistency proofs, for the whole log or any earlier tree size. Roots and proofs come from the
+ * stored hashes of perfect subtrees: O(log n) reads and hashes each, never a pass over the log,
+ * so no request can hold the event loop for long. The proven leaf's hash is recomputed from the
+ * record's stored bytes, so a record altered in place fails its own proof.
  */
 export class AuditLog {
-  private readonly leaves = new Map<string, Buffer[]>();
-
   constructor(private readonly options: { store: AuditStore; signer: Signer; clock: Clock }) {}
-
-  private async leafHashes(tenant: string): Promise<Buffer[]> {
-    const cached = this.leaves.get(tenant) ?? [];
-    const size = await this.options.store.size(tenant);
-    if (cached.length < size) {
-      const rows = await this.options.store.records(tenant, cached.length, size);
-      for (const r of rows) cached.push(leafHash(Buffer.from(r.record, 'utf8')));
-      this.leaves.set(tenant, cached);
-    }
-    return cached;
-  }
 
   /** Signs and stores a checkpoint of the tenant's log as it stands. */
   async checkpoint(tenant: string): Promise<Checkpoint> {
-    const leaves = await this.leafHashes(tenant);
+    const size = await this.options.store.size(tenant);
     const cp = signCheckpoint(
       {
         tenant,
-        treeSize: leaves.length,
-        rootHash: rootHash(leaves),
+        treeSize: size,
+        rootHash: await treeRoot(this.subtrees(tenant), size),
         timestamp: isoTime(this.options.clock.now()),
       },
       this.options.signer,
@@ -64,44 +55,72 @@ export class AuditLog {
 
   /**
    * The inclusion proof of record `index` in the tree of `size` records (default: the whole log).
-   * @throws GatehouseError INVALID_INPUT when index or size are out of range.
+   * @throws GatehouseError INVALID_INPUT naming `index` or `size` when either is out of range.
    */
   async inclusion(tenant: string, index: number, size?: number): Promise<InclusionAnswer> {
-    const leaves = await this.leafHashes(tenant);
-    const treeSize = size ?? leaves.length;
-    if (!(treeSize <= leaves.length) || !(index >= 0 && index < treeSize)) {
-      throw new GatehouseError(
-        ErrorCode.INVALID_INPUT,
-        `index must be in [0, size) and size in [1, ${leaves.length}] (the log has ${leaves.length} records); got index=${index}, size=${treeSize}.`,
-      );
+    checkCount(index, 'index');
+    if (size !== undefined) checkCount(size, 'size');
+    const logSize = await this.options.store.size(tenant);
+    if (size !== undefined && (size < 1 || size > logSize)) {
+      throw outOfRange('size', size, logSize, `size must be between 1 and ${logSize}`);
     }
+    const treeSize = size ?? logSize;
+    if (index >= treeSize) {
+      const bound = size === undefined ? `${logSize}, the log's size` : `size (${size})`;
+      throw outOfRange('index', index, logSize, `index must be below ${bound}`);
+    }
+    const [row] = await this.options.store.records(tenant, index, index + 1);
+    if (!row) throw missing(tenant, `record ${index}`);
+    const { rootHash, proof } = await proveInclusion(this.subtrees(tenant), index, treeSize);
     return {
       index,
       treeSize,
-      leafHash: leaves[index]!.toString('base64'),
-      rootHash: rootHash(leaves, treeSize).toString('base64'),
-      proof: inclusionProof(leaves, index, treeSize).map((h) => h.toString('base64')),
+      leafHash: leafHash(Buffer.from(row.record, 'utf8')).toString('base64'),
+      rootHash: rootHash.toString('base64'),
+      proof: proof.map((h) => h.toString('base64')),
     };
   }
 
   /**
    * The consistency proof between tree sizes `from` and `to`.
-   * @throws GatehouseError INVALID_INPUT unless 1 ≤ from ≤ to ≤ size of the log.
+   * @throws GatehouseError INVALID_INPUT naming `from` or `to` unless 1 ≤ from ≤ to ≤ the log's
+   *   size.
    */
   async consistency(tenant: string, from: number, to: number): Promise<ConsistencyAnswer> {
-    const leaves = await this.leafHashes(tenant);
-    if (!(from >= 1 && from <= to && to <= leaves.length)) {
-      throw new GatehouseError(
-        ErrorCode.INVALID_INPUT,
-        `from and to must satisfy 1 ≤ from ≤ to ≤ ${leaves.length} (the log's size); got from=${from}, to=${to}.`,
+    checkCount(from, 'from');
+    checkCount(to, 'to');
+    const logSize = await this.options.store.size(tenant);
+    if (from < 1) {
+      throw outOfRange(
+        'from',
+        from,
+        logSize,
+        'from must be at least 1 (every log extends the empty one)',
       );
     }
+    if (to > logSize) throw outOfRange('to', to, logSize, `to must be at most ${logSize}`);
+    if (from > to) throw outOfRange('from', from, logSize, `from must not exceed to (${to})`);
+    const p = await proveConsistency(this.subtrees(tenant), from, to);
     return {
       fromSize: from,
       toSize: to,
-      fromRoot: rootHash(leaves, from).toString('base64'),
-      toRoot: rootHash(leaves, to).toString('base64'),
-      proof: consistencyProof(leaves, from, to).map((h) => h.toString('base64')),
+      fromRoot: p.fromRoot.toString('base64'),
+      toRoot: p.toRoot.toString('base64'),
+      proof: p.proof.map((h) => h.toString('base64')),
+    };
+  }
+
+  /** The tenant's stored subtrees; a missing one is a damaged store, never a client's fault. */
+  private subtrees(tenant: string): SubtreeSource {
+    return async (refs) => {
+      const hashes = await this.options.store.subtreeHashes(tenant, refs);
+      return hashes.map((h, i) => {
+        if (h === null) {
+          const ref = refs[i] as SubtreeRef;
+          throw missing(tenant, `the hash of subtree ${ref.level}/${ref.index}`);
+        }
+        return h;
+      });
     };
   }
 
@@ -134,4 +153,34 @@ export class AuditLog {
       leafHash: leafHash(Buffer.from(row.record, 'utf8')).toString('base64'),
     };
   }
+}
+
+function checkCount(n: number, parameter: string): void {
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${parameter} must be a non-negative integer; got ${n}.`,
+      { details: { parameter } },
+    );
+  }
+}
+
+function outOfRange(
+  parameter: string,
+  value: number,
+  logSize: number,
+  rule: string,
+): GatehouseError {
+  return new GatehouseError(
+    ErrorCode.INVALID_INPUT,
+    `${rule}; got ${parameter}=${value} (the log has ${logSize} records).`,
+    { details: { parameter, value, logSize } },
+  );
+}
+
+function missing(tenant: string, what: string): GatehouseError {
+  return new GatehouseError(
+    ErrorCode.INTERNAL,
+    `The audit log of tenant ${tenant} has no ${what}: the store is damaged; run \`gatehouse audit verify\`.`,
+  );
 }

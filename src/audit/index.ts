@@ -1,5 +1,8 @@
 export { leafHash, nodeHash, emptyRoot } from './merkle-hash.js';
-export { rootHash, inclusionProof, consistencyProof } from './merkle.js';
+export { appendSiblings, completedSubtrees, rangeSubtrees } from './merkle-subtree.js';
+export type { SubtreeHash, SubtreeRef } from './merkle-subtree.js';
+export { treeRoot, proveInclusion, proveConsistency } from './merkle-proof.js';
+export type { SubtreeSource } from './merkle-proof.js';
 export { verifyInclusion, verifyConsistency } from './merkle-verify.js';
 export { MerkleFrontier } from './merkle-frontier.js';
 export type { KeyedSignature, Signer } from './signer.js';
@@ -23,7 +26,7 @@ export type { ReceiptPredicate, ReceiptStatement, ReceiptVerification } from './
 export { signCheckpoint, verifyCheckpoint } from './checkpoint.js';
 export type { Checkpoint, TreeHead } from './checkpoint.js';
 export type { ArtifactStore, ArtifactWriter } from './artifact-store.js';
-export type { AuditStore, StoredAuditRecord } from './audit-store.js';
+export type { AuditStore, SizeRange, StoredAuditRecord } from './audit-store.js';
 export { AuditLog } from './audit-log.js';
 export type { InclusionAnswer, ConsistencyAnswer } from './audit-log.js';
 export { verifyAuditLog } from './verify-log.js';

@@ -1,5 +1,7 @@
 import { GatehouseError } from '../core/index.js';
 import { emptyRoot, nodeHash } from './merkle-hash.js';
+import { appendSiblings, completedSubtrees } from './merkle-subtree.js';
+import type { SubtreeHash } from './merkle-subtree.js';
 
 /**
  * A compact range over a growing RFC 6962 log: the roots of the perfect subtrees that make up the
@@ -37,17 +39,19 @@ export class MerkleFrontier {
     return this.#hashes.map((h) => Buffer.from(h));
   }
 
-  /** Appends one leaf hash (already `leafHash`ed). */
-  append(leaf: Uint8Array): void {
-    let node: Buffer = Buffer.from(leaf);
-    // Each trailing 1 bit of the old size is a perfect subtree that now merges with the new one.
-    for (let n = this.#size; n % 2 === 1; n = Math.floor(n / 2)) {
-      const left = this.#hashes.pop();
-      if (left === undefined) throw new Error('unreachable: frontier shorter than its size');
-      node = nodeHash(left, node);
-    }
-    this.#hashes.push(node);
+  /**
+   * Appends one leaf hash (already `leafHash`ed); returns the subtrees of level ≥ 1 it completes,
+   * lowest first (see {@link completedSubtrees}), for a store that keeps them.
+   */
+  append(leaf: Uint8Array): SubtreeHash[] {
+    // Each trailing 1 bit of the old size is a perfect subtree that now merges with the new one;
+    // those subtrees are the last hashes, the smallest (the deepest sibling) at the end.
+    const merging = appendSiblings(this.#size).length;
+    const siblings = this.#hashes.splice(this.#hashes.length - merging, merging).reverse();
+    const completed = completedSubtrees(this.#size, leaf, siblings);
+    this.#hashes.push(completed.at(-1)?.hash ?? Buffer.from(leaf));
     this.#size += 1;
+    return completed;
   }
 
   /** The RFC 6962 root hash (MTH) of the leaves appended so far; the empty root when none. */

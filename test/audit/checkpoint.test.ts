@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SigningKeyring,
   leafHash,
-  rootHash,
   signCheckpoint,
   verifyCheckpoint,
   verifyWithJwks,
 } from '../../src/audit/index.js';
 import { ManualClock } from '../../src/core/index.js';
+import { rootHash } from './merkle-reference.js';
 
 let dir: string;
 let ring: SigningKeyring;

@@ -1,11 +1,14 @@
+import { sql } from 'kysely';
 import type { Kysely, Migration } from 'kysely';
+import { backfillAuditNodes } from './backfill-audit-nodes.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
 
 /**
  * Versioned migrations, applied in name order at start. Written with Kysely's schema builder in the
- * subset both SQLite and PostgreSQL accept; the only dialect-specific piece is the outbox sequence.
+ * subset both SQLite and PostgreSQL accept; the dialect-specific pieces are the outbox sequence and
+ * the binary column (and row layout) of the audit log's subtree hashes.
  */
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
   return {
@@ -250,6 +253,24 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
           .addColumn('updated_at', 'text', (c) => c.notNull())
           .addPrimaryKeyConstraint('mcp_bindings_pk', ['server_id', 'tool'])
           .execute();
+      },
+    },
+    '0004_audit_nodes': {
+      async up(db: Kysely<unknown>) {
+        // Idempotent, so a backfill stopped half-way (SQLite runs migrations without a
+        // transaction) resumes when the migration runs again.
+        let table = db.schema
+          .createTable('audit_nodes')
+          .ifNotExists()
+          .addColumn('tenant', 'text', (c) => c.notNull())
+          .addColumn('level', 'integer', (c) => c.notNull())
+          .addColumn('idx', 'bigint', (c) => c.notNull())
+          .addColumn('hash', dialect === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull())
+          .addPrimaryKeyConstraint('audit_nodes_pk', ['tenant', 'level', 'idx']);
+        // The key is the row: no rowid beside it (about half the bytes per node).
+        if (dialect === 'sqlite') table = table.modifyEnd(sql`without rowid`);
+        await table.execute();
+        await backfillAuditNodes(db);
       },
     },
   };

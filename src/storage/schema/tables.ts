@@ -2,7 +2,8 @@ import type { Generated } from 'kysely';
 
 /**
  * The relational schema shared by every SQL implementation. Column types are the portable subset:
- * text, integer, bigint; JSON is stored as text, booleans as 0/1 integers.
+ * text, integer, bigint, and binary (SQLite blob, PostgreSQL bytea) for Merkle hashes; JSON is
+ * stored as text, booleans as 0/1 integers.
  */
 export interface Tables {
   tenants: { id: string; name: string; created_at: string };
@@ -88,6 +89,8 @@ export interface Tables {
   };
   receipts: { invocation_id: string; tenant: string; envelope: string };
   audit_records: { tenant: string; idx: number; record: string; leaf_hash: string };
+  /** The hash of each complete perfect subtree of level ≥ 1 of a tenant's log (`SubtreeRef`). */
+  audit_nodes: { tenant: string; level: number; idx: number; hash: Buffer };
   checkpoints: {
     tenant: string;
     tree_size: number;

@@ -1,5 +1,12 @@
-import type { AuditStore, Checkpoint, StoredAuditRecord } from '../../audit/index.js';
+import type {
+  AuditStore,
+  Checkpoint,
+  SizeRange,
+  StoredAuditRecord,
+  SubtreeRef,
+} from '../../audit/index.js';
 import type { AuditRecordDraft } from '../../core/index.js';
+import { readSubtreeHashes } from './sqlite-audit-nodes.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { appendAuditRecords } from './sqlite-ledger.js';
 
@@ -41,6 +48,10 @@ export class SqliteAuditStore implements AuditStore {
     );
   }
 
+  subtreeHashes(tenant: string, refs: readonly SubtreeRef[]): Promise<(Buffer | null)[]> {
+    return Promise.resolve(readSubtreeHashes(this.db, tenant, refs));
+  }
+
   tenants(): Promise<string[]> {
     const rows = this.db.all(
       this.db.kysely.selectFrom('audit_records').select('tenant').distinct().orderBy('tenant'),
@@ -66,14 +77,12 @@ export class SqliteAuditStore implements AuditStore {
     });
   }
 
-  checkpoints(tenant: string): Promise<Checkpoint[]> {
-    const rows = this.db.all(
-      this.db.kysely
-        .selectFrom('checkpoints')
-        .selectAll()
-        .where('tenant', '=', tenant)
-        .orderBy('tree_size'),
-    );
+  checkpoints(tenant: string, sizes?: SizeRange): Promise<Checkpoint[]> {
+    let query = this.db.kysely.selectFrom('checkpoints').selectAll().where('tenant', '=', tenant);
+    if (sizes) {
+      query = query.where('tree_size', '>=', sizes.from).where('tree_size', '<', sizes.to);
+    }
+    const rows = this.db.all(query.orderBy('tree_size'));
     return Promise.resolve(
       rows.map((r) => ({
         tenant: r.tenant,

@@ -6,11 +6,12 @@ import type {
   LedgerEntries,
 } from '../../core/index.js';
 import { leafHash } from '../../audit/index.js';
+import { storeCompletedSubtrees } from './sqlite-audit-nodes.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
 /**
  * Appends audit records (each at the next index of its tenant's log, stored as the JCS bytes that
- * are its Merkle leaf) and outbox events. Must run inside {@link SqliteDatabase.write}, so they
+ * are its Merkle leaf, with the hashes of the subtrees it completes) and outbox events. Must run inside {@link SqliteDatabase.write}, so they
  * commit with the state change that caused them.
  * @returns the position of each audit record, in order.
  */
@@ -35,6 +36,7 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
     }
     const record: AuditRecord = { ...draft, index };
     const bytes = canonicalBytes(record);
+    const leaf = leafHash(bytes);
     db.runPrepared(
       'audit-insert',
       (p) =>
@@ -48,9 +50,10 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
         tenant: draft.tenant,
         idx: index,
         record: bytes.toString('utf8'),
-        leaf: leafHash(bytes).toString('base64'),
+        leaf: leaf.toString('base64'),
       },
     );
+    storeCompletedSubtrees(db, draft.tenant, index, leaf);
     positions.push({ index, treeSize: index + 1 });
     db.transactionCache.set(cacheKey, index + 1);
   }
