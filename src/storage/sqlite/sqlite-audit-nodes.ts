@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { GatehouseError } from '../../core/index.js';
 import { appendSiblings, completedSubtrees } from '../../audit/index.js';
 import type { SubtreeHash, SubtreeRef } from '../../audit/index.js';
@@ -40,46 +41,54 @@ export function readSubtreeHash(
   return row ? row.hash : null;
 }
 
-// Above this many subtrees of one level, dense enough, one range read beats point reads.
-const RANGE_READ_MIN = 64;
-
 /**
- * The stored hashes of `refs`, in their order (null where none): point reads, except that many
- * subtrees of one level close together (what `audit verify` asks per chunk) are read as one range.
+ * The stored hashes of `refs`, in their order (null where none), in at most two statements
+ * whatever their number: the refs go in as one JSON array and SQLite looks each up by primary key
+ * (json_each CROSS JOIN keeps the array the outer loop, so it never scans the log).
  */
 export function readSubtreeHashes(
   db: SqliteDatabase,
   tenant: string,
   refs: readonly SubtreeRef[],
 ): (Buffer | null)[] {
-  const byLevel = new Map<number, number[]>();
-  for (const r of refs) {
-    const indexes = byLevel.get(r.level) ?? [];
-    indexes.push(r.index);
-    byLevel.set(r.level, indexes);
-  }
-  const found = new Map<string, Buffer>();
-  for (const [level, indexes] of byLevel) {
-    const lo = indexes.reduce((a, b) => Math.min(a, b));
-    const hi = indexes.reduce((a, b) => Math.max(a, b));
-    if (level === 0 || indexes.length < RANGE_READ_MIN || hi - lo >= 4 * indexes.length) continue;
-    const rows = db.all(
-      db.kysely
-        .selectFrom('audit_nodes')
-        .select(['idx', 'hash'])
-        .where('tenant', '=', tenant)
-        .where('level', '=', level)
-        .where('idx', '>=', lo)
-        .where('idx', '<=', hi),
+  const k = db.kysely;
+  const out: (Buffer | null)[] = refs.map(() => null);
+  const leaves: [number, number][] = [];
+  const nodes: [number, number, number][] = [];
+  refs.forEach((r, at) => {
+    if (r.level === 0) leaves.push([at, r.index]);
+    else nodes.push([at, r.level, r.index]);
+  });
+  if (nodes.length > 0) {
+    const rows = db.allPrepared(
+      'audit-node-hashes',
+      (p) =>
+        k
+          .selectFrom(sql<{ value: string }>`json_each(${p('refs')})`.as('j'))
+          .crossJoin('audit_nodes as n')
+          .select([sql<number>`j.value ->> 0`.as('at'), 'n.hash'])
+          .where('n.tenant', '=', p('tenant'))
+          .where('n.level', '=', sql<number>`j.value ->> 1`)
+          .where('n.idx', '=', sql<number>`j.value ->> 2`),
+      { tenant, refs: JSON.stringify(nodes) },
     );
-    for (const row of rows) found.set(`${level}/${Number(row.idx)}`, row.hash);
-    byLevel.delete(level);
+    for (const row of rows) out[row.at] = row.hash;
   }
-  return refs.map((r) =>
-    byLevel.has(r.level)
-      ? readSubtreeHash(db, tenant, r)
-      : (found.get(`${r.level}/${r.index}`) ?? null),
-  );
+  if (leaves.length > 0) {
+    const rows = db.allPrepared(
+      'audit-leaf-hashes',
+      (p) =>
+        k
+          .selectFrom(sql<{ value: string }>`json_each(${p('refs')})`.as('j'))
+          .crossJoin('audit_records as r')
+          .select([sql<number>`j.value ->> 0`.as('at'), 'r.leaf_hash'])
+          .where('r.tenant', '=', p('tenant'))
+          .where('r.idx', '=', sql<number>`j.value ->> 1`),
+      { tenant, refs: JSON.stringify(leaves) },
+    );
+    for (const row of rows) out[row.at] = Buffer.from(row.leaf_hash, 'base64');
+  }
+  return out;
 }
 
 /**

@@ -18,25 +18,32 @@ export class SqliteAuditStore implements AuditStore {
     return appendAuditRecords(this.db, records);
   }
 
+  // size and records are fixed-shape queries on prepared statements: a proof asks both.
   size(tenant: string): Promise<number> {
-    const r = this.db.first(
-      this.db.kysely
-        .selectFrom('audit_records')
-        .select((eb) => eb.fn.max('idx').as('top'))
-        .where('tenant', '=', tenant),
+    const r = this.db.firstPrepared(
+      'audit-size',
+      (p) =>
+        this.db.kysely
+          .selectFrom('audit_records')
+          .select((eb) => eb.fn.max('idx').as('top'))
+          .where('tenant', '=', p('tenant')),
+      { tenant },
     );
     return Promise.resolve(r?.top === null || r?.top === undefined ? 0 : Number(r.top) + 1);
   }
 
   records(tenant: string, from: number, to: number): Promise<StoredAuditRecord[]> {
-    const rows = this.db.all(
-      this.db.kysely
-        .selectFrom('audit_records')
-        .selectAll()
-        .where('tenant', '=', tenant)
-        .where('idx', '>=', from)
-        .where('idx', '<', to)
-        .orderBy('idx'),
+    const rows = this.db.allPrepared(
+      'audit-records',
+      (p) =>
+        this.db.kysely
+          .selectFrom('audit_records')
+          .selectAll()
+          .where('tenant', '=', p('tenant'))
+          .where('idx', '>=', p('from'))
+          .where('idx', '<', p('to'))
+          .orderBy('idx'),
+      { tenant, from, to },
     );
     return Promise.resolve(
       rows.map((r) => ({

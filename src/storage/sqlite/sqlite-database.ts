@@ -141,6 +141,16 @@ export class SqliteDatabase {
     return statement.get(...this.values(names, values)) as T | undefined;
   }
 
+  /** Every row of the query prepared under `key` (see {@link prepare}). */
+  allPrepared<T>(
+    key: string,
+    build: (p: Placeholders) => Compilable<T>,
+    values: Record<string, unknown>,
+  ): T[] {
+    const { statement, names } = this.prepare(key, build);
+    return statement.all(...this.values(names, values)) as T[];
+  }
+
   /** Runs a write query synchronously; call inside {@link write} for durability and atomicity. */
   run(query: Compilable): Database.RunResult {
     const c = query.compile();
