@@ -4,6 +4,7 @@
  * decision), all measured in one run on a temporary data directory. Prints one table and a summary.
  *
  *   npm run bench
+ *   npm run bench -- --audit-scale     (the audit log at a million records instead: audit-scale.ts)
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
 import type { DemoTokens } from '../src/app/index.js';
+import { auditScaleBench, auditScaleOptions } from './audit-scale.js';
 import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
@@ -299,4 +301,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+const auditScale = auditScaleOptions(process.argv);
+await (auditScale ? auditScaleBench(auditScale) : main());
