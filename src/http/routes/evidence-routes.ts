@@ -32,13 +32,17 @@ export function evidenceRoutes(s: GatewayServices): Route[] {
       method: 'GET',
       url: '/v1/audit/proof',
       tag: 'evidence',
-      summary: 'Inclusion proof of one audit record in a tree size',
+      summary: 'Inclusion proof of one audit record in the log, or in any earlier tree size',
       roles: readers,
       query: {
         index: { type: 'integer', description: 'the audit record index' },
         size: { type: 'integer', description: 'tree size (default: the whole log)' },
       },
-      responses: { '200': '{index, treeSize, leafHash, rootHash, proof}', '400': 'out of range' },
+      responses: {
+        '200': '{index, treeSize, leafHash, rootHash, proof}',
+        '400':
+          'index or size not a non-negative integer, or out of range (the message names which)',
+      },
       handler: async (principal, req) => {
         const q = req.query as Record<string, string | undefined>;
         const size = q.size === undefined ? undefined : intParam(q.size, 'size');
@@ -52,13 +56,16 @@ export function evidenceRoutes(s: GatewayServices): Route[] {
       method: 'GET',
       url: '/v1/audit/consistency',
       tag: 'evidence',
-      summary: 'Consistency proof between two tree sizes',
+      summary: 'Consistency proof between two tree sizes of the log',
       roles: readers,
       query: {
         from: { type: 'integer', description: 'the earlier tree size' },
         to: { type: 'integer', description: 'the later tree size' },
       },
-      responses: { '200': '{fromSize, toSize, fromRoot, toRoot, proof}', '400': 'out of range' },
+      responses: {
+        '200': '{fromSize, toSize, fromRoot, toRoot, proof}',
+        '400': 'from or to not a non-negative integer, or out of range (the message names which)',
+      },
       handler: async (principal, req) => {
         const q = req.query as Record<string, string | undefined>;
         return {
