@@ -99,7 +99,9 @@ async function timeAfter(
 }
 
 /** Runs `gatehouse audit verify --data dir` in a child; its wall time and peak RSS. */
-async function verifyOffline(dataDir: string): Promise<{ ms: number; maxRssMb: number }> {
+async function verifyOffline(
+  dataDir: string,
+): Promise<{ ms: number; maxRssMb: number; cpuS: number }> {
   const report = join(dataDir, 'verify-rusage.json');
   const started = process.hrtime.bigint();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
@@ -114,8 +116,16 @@ async function verifyOffline(dataDir: string): Promise<{ ms: number; maxRssMb: n
   });
   const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
   if (code !== 0) throw new Error(`audit verify exited ${code}:\n${output}`);
-  const usage = JSON.parse(await readFile(report, 'utf8')) as { maxRSS: number };
-  return { ms: elapsed, maxRssMb: usage.maxRSS / 1024 };
+  const usage = JSON.parse(await readFile(report, 'utf8')) as {
+    maxRSS: number;
+    userCPUTime: number;
+    systemCPUTime: number;
+  };
+  return {
+    ms: elapsed,
+    maxRssMb: usage.maxRSS / 1024,
+    cpuS: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
+  };
 }
 
 /**
@@ -299,7 +309,7 @@ export async function auditScaleBench(o: AuditScaleOptions): Promise<void> {
         ms(verify.ms),
         '-',
         whole(size / (verify.ms / 1000)),
-        `child process, 1 run, every record and subtree hash, peak RSS ${verify.maxRssMb.toFixed(0)} MB (records/s)`,
+        `child process, 1 run, every record and subtree hash, CPU ${verify.cpuS.toFixed(0)} s, peak RSS ${verify.maxRssMb.toFixed(0)} MB (records/s)`,
       ],
       [
         'database bytes per record',
