@@ -4,7 +4,23 @@
  * subtrees; the tests keep it to check those against.
  */
 import { GatehouseError } from '../../src/core/index.js';
-import { emptyRoot, nodeHash } from '../../src/audit/index.js';
+import { emptyRoot, leafHash, nodeHash } from '../../src/audit/index.js';
+
+/**
+ * The leaf hashes of the RFC 6962 reference tests (certificate-transparency, transparency-dev/merkle):
+ * the happy-path proofs of test/fixtures/vectors/rfc6962 are proofs in the trees of their first
+ * 1..8 leaves.
+ */
+export const REFERENCE_LEAVES: readonly Buffer[] = [
+  '',
+  '00',
+  '10',
+  '2021',
+  '3031',
+  '40414243',
+  '5051525354555657',
+  '606162636465666768696a6b6c6d6e6f',
+].map((h) => leafHash(Buffer.from(h, 'hex')));
 
 /**
  * RFC 6962 Merkle Tree Hash (MTH) of the first `size` leaf hashes. O(size) hashing.

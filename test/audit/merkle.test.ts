@@ -9,19 +9,12 @@ import {
   verifyInclusion,
 } from '../../src/audit/index.js';
 import { isGatehouseError } from '../../src/core/index.js';
-import { consistencyProof, inclusionProof, rootHash } from './merkle-reference.js';
-
-// The leaves of the RFC 6962 reference tests (certificate-transparency, transparency-dev/merkle).
-const REFERENCE_LEAVES = [
-  '',
-  '00',
-  '10',
-  '2021',
-  '3031',
-  '40414243',
-  '5051525354555657',
-  '606162636465666768696a6b6c6d6e6f',
-].map((h) => leafHash(Buffer.from(h, 'hex')));
+import {
+  REFERENCE_LEAVES,
+  consistencyProof,
+  inclusionProof,
+  rootHash,
+} from './merkle-reference.js';
 
 const REFERENCE_ROOTS = [
   '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
