@@ -10,7 +10,9 @@ import { appendLedger } from '../../src/storage/sqlite/sqlite-ledger.js';
 import { SqlitePolicyStore } from '../../src/storage/sqlite/sqlite-policy-store.js';
 import { SqliteTenancyStore } from '../../src/storage/sqlite/sqlite-tenancy-store.js';
 import { SqliteToolStore } from '../../src/storage/sqlite/sqlite-tool-store.js';
+import { auditProofsContract } from '../contracts/audit-proofs.contract.js';
 import { auditStoreContract } from '../contracts/audit-store.contract.js';
+import type { MadeAuditStore } from '../contracts/audit-store.contract.js';
 import { invocationStoreContract } from '../contracts/invocation-store.contract.js';
 import { policyStoreContract } from '../contracts/policy-store.contract.js';
 import { tenancyStoreContract } from '../contracts/tenancy-store.contract.js';
@@ -44,14 +46,16 @@ invocationStoreContract('SqliteInvocationStore', async () => {
   return { store: new SqliteInvocationStore(db), close };
 });
 
-auditStoreContract('SqliteAuditStore', async () => {
+const sqliteAuditStore = async (): Promise<MadeAuditStore> => {
   const { db, close } = await freshDatabase();
   return {
     store: new SqliteAuditStore(db),
     append: (entries) => db.write(() => appendLedger(db, entries)),
     close,
   };
-});
+};
+auditStoreContract('SqliteAuditStore', sqliteAuditStore);
+auditProofsContract('SqliteAuditStore', sqliteAuditStore);
 
 policyStoreContract('SqlitePolicyStore', async () => {
   const { db, close } = await freshDatabase();
