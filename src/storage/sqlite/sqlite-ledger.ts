@@ -11,8 +11,8 @@ import type { SqliteDatabase } from './sqlite-database.js';
 
 /**
  * Appends audit records (each at the next index of its tenant's log, stored as the JCS bytes that
- * are its Merkle leaf, with the hashes of the subtrees it completes) and outbox events. Must run inside {@link SqliteDatabase.write}, so they
- * commit with the state change that caused them.
+ * are its Merkle leaf, with the hashes of the subtrees it completes) and outbox events. Must run
+ * inside {@link SqliteDatabase.write}, so they commit with the state change that caused them.
  * @returns the position of each audit record, in order.
  */
 export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditPosition[] {
