@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
-import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 import type { DetailedError, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
 import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
+import { isWasmTrap, loadCedar } from './cedar-instance.js';
+import type { Cedar } from './cedar-instance.js';
 import { GATEHOUSE_CEDAR_SCHEMA } from './cedar-schema.js';
 import { toCedarRequest } from './cedar-request.js';
 import { parsePolicySource } from './policy-source.js';
@@ -52,20 +53,29 @@ export interface AuthorizationResult {
 export type PolicySources = Readonly<Record<string, string>>;
 
 interface PreparedEntry extends PreparedPolicySet {
+  /** The policies as prepared, to prepare again in a fresh instance. */
+  policies: Record<string, PolicyJson>;
   /** Whether a condition reads entities; when none does, requests carry none (faster). */
   readsEntities: boolean;
   effects: Map<string, PolicyJson['effect']>;
   annotations: Map<string, Record<string, string>>;
 }
 
+/** Why a text Cedar trapped on is refused. */
+const TOO_COMPLEX =
+  'Cedar could not process this text: it nests too deeply or is too large for its parser (it ran out of stack); flatten the nested expressions or split the policy';
+
 /**
  * Cedar, with the Gatehouse schema: validates policy texts, preparses policy sets once, and
- * authorizes requests against a preparsed set. Synchronous. Set ids are this engine's own: Cedar
- * keeps preparsed sets in its one WebAssembly instance, so each engine prefixes them.
+ * authorizes requests against a preparsed set. Synchronous. Each engine has its own WebAssembly
+ * instance of Cedar; when Cedar traps (its stack overflows on a text nesting a few hundred levels
+ * deep, which corrupts the instance), the engine replaces the instance, prepares its sets in the
+ * new one, and answers that call as refused: invalid for a text, deny for a request.
  */
 export class CedarEngine {
   private readonly sets = new Map<string, PreparedEntry>();
   private readonly namespace = `gatehouse/${randomUUID()}/`;
+  private cedar: Cedar = loadCedar();
 
   constructor() {
     avoidJsWasmInliningCrash();
@@ -77,6 +87,20 @@ export class CedarEngine {
    * input guard the validator deems impossible) are not errors. Never throws.
    */
   validatePolicies(text: string): PolicyValidation {
+    return this.guarded<PolicyValidation>(
+      (cedar) => this.validateWith(cedar, text),
+      () => ({ ok: false, errors: [{ message: TOO_COMPLEX }] }),
+    );
+  }
+
+  /** Instances of Cedar made so far (1 until one trapped). */
+  get instances(): number {
+    return this.made;
+  }
+
+  private made = 1;
+
+  private validateWith(cedar: Cedar, text: string): PolicyValidation {
     const answer = cedar.validate({
       schema: GATEHOUSE_CEDAR_SCHEMA,
       policies: { staticPolicies: text },
@@ -84,7 +108,7 @@ export class CedarEngine {
     if (answer.type === 'failure') {
       return { ok: false, errors: dedupe(answer.errors.map((e) => toValidationError(text, e))) };
     }
-    const parsed = parsePolicySource(text);
+    const parsed = parsePolicySource(cedar, text);
     if (!parsed.ok) {
       return { ok: false, errors: parsed.errors.map((e) => toValidationError(text, e)) };
     }
@@ -104,10 +128,27 @@ export class CedarEngine {
    * @throws GatehouseError INVALID_POLICY when a text does not parse or ids collide.
    */
   prepare(setId: string, sources: string | PolicySources): PreparedPolicySet {
+    return this.guarded(
+      (cedar) => this.prepareWith(cedar, setId, sources),
+      () => {
+        throw new GatehouseError(
+          ErrorCode.INVALID_POLICY,
+          `Cannot prepare policy set ${setId}: ${TOO_COMPLEX}.`,
+        );
+      },
+    );
+  }
+
+  private prepareWith(
+    cedar: Cedar,
+    setId: string,
+    sources: string | PolicySources,
+  ): PreparedPolicySet {
     const scoped: [string, string][] =
       typeof sources === 'string' ? [['', sources]] : Object.entries(sources);
     const staticPolicies: Record<string, PolicyJson> = {};
     const entry: PreparedEntry = {
+      policies: staticPolicies,
       policyIds: [],
       inputIndependent: true,
       readsEntities: false,
@@ -115,7 +156,7 @@ export class CedarEngine {
       annotations: new Map(),
     };
     for (const [scope, text] of scoped) {
-      const parsed = parsePolicySource(text);
+      const parsed = parsePolicySource(cedar, text);
       if (!parsed.ok) throw invalidPolicy(`the ${scope || 'policy'} text`, parsed.errors);
       for (const p of parsed.policies) {
         const id = scope ? `${scope}:${p.id}` : p.id;
@@ -152,11 +193,30 @@ export class CedarEngine {
   authorize(setId: string, request: PolicyRequest): AuthorizationResult {
     const entry = this.sets.get(setId);
     if (!entry) throw new IllegalStateError(`policy set ${setId} was never prepared`);
-    const answer = cedar.statefulIsAuthorized({
-      ...toCedarRequest(request, { input: !entry.inputIndependent, entities: entry.readsEntities }),
-      preparsedPolicySetId: this.namespace + setId,
-      validateRequest: false,
-    });
+    const answer = this.guarded<ReturnType<Cedar['statefulIsAuthorized']>>(
+      (cedar) =>
+        cedar.statefulIsAuthorized({
+          ...toCedarRequest(request, {
+            input: !entry.inputIndependent,
+            entities: entry.readsEntities,
+          }),
+          preparsedPolicySetId: this.namespace + setId,
+          validateRequest: false,
+        }),
+      () => ({
+        type: 'failure',
+        errors: [
+          {
+            message: 'Cedar failed while evaluating it (and was restarted)',
+            help: null,
+            code: null,
+            url: null,
+            severity: null,
+          },
+        ],
+        warnings: [],
+      }),
+    );
     if (answer.type === 'failure') {
       const errors = answer.errors.map((e) => `request: ${e.message}`);
       return { decision: 'deny', determiningPolicies: [], errors, failedForbids: [] };
@@ -176,6 +236,39 @@ export class CedarEngine {
       };
     }
     return { decision, determiningPolicies: diagnostics.reason, errors, failedForbids };
+  }
+
+  /**
+   * Runs `fn` on this engine's Cedar instance. After a WebAssembly trap the instance is replaced,
+   * every prepared set is prepared in the new one (a set that cannot be is dropped: calls on it
+   * then fail as never prepared), and `onTrap` answers instead.
+   */
+  private guarded<T>(fn: (cedar: Cedar) => T, onTrap: () => T): T {
+    try {
+      return fn(this.cedar);
+    } catch (err) {
+      if (!isWasmTrap(err)) throw err;
+      this.replaceInstance();
+      return onTrap();
+    }
+  }
+
+  private replaceInstance(): void {
+    this.cedar = loadCedar();
+    this.made += 1;
+    for (const [setId, entry] of [...this.sets]) {
+      try {
+        const answer = this.cedar.preparsePolicySet(this.namespace + setId, {
+          staticPolicies: entry.policies,
+        });
+        if (answer.type === 'failure') this.sets.delete(setId);
+      } catch (err) {
+        if (!isWasmTrap(err)) throw err;
+        this.sets.delete(setId);
+        this.cedar = loadCedar();
+        this.made += 1;
+      }
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
-import type { PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
+import type { DetailedError, PolicyJson } from '@cedar-policy/cedar-wasm/nodejs';
+import type { Cedar } from './cedar-instance.js';
 
 /** One policy of a policy text, with the id people see. */
 export interface ParsedPolicy {
@@ -12,14 +12,14 @@ export interface ParsedPolicy {
 
 /** A policy text split into its policies, or why it could not be. */
 type ParsedPolicySource =
-  { ok: true; policies: ParsedPolicy[] } | { ok: false; errors: cedar.DetailedError[] };
+  { ok: true; policies: ParsedPolicy[] } | { ok: false; errors: DetailedError[] };
 
 /**
  * Splits a Cedar policy text into its policies and gives each the id people see: its `@id`
  * annotation, or Cedar's default `policy<N>`. Templates are refused (Gatehouse links none).
- * Pure; never throws.
+ * Pure; throws only what `cedar` throws (a WebAssembly trap on a text nesting too deep).
  */
-export function parsePolicySource(text: string): ParsedPolicySource {
+export function parsePolicySource(cedar: Cedar, text: string): ParsedPolicySource {
   const parts = cedar.policySetTextToParts(text);
   if (parts.type === 'failure') return { ok: false, errors: parts.errors };
   if (parts.policy_templates.length > 0) {
@@ -32,7 +32,7 @@ export function parsePolicySource(text: string): ParsedPolicySource {
   // policy2, …), not in text order; sorting the default ids the same way pairs them up again.
   const cedarIds = parts.policies.map((_, i) => `policy${i}`).sort(compareBytes);
   const policies: ParsedPolicy[] = [];
-  const errors: cedar.DetailedError[] = [];
+  const errors: DetailedError[] = [];
   parts.policies.forEach((policyText, i) => {
     const json = cedar.policyToJson(policyText);
     const cedarId = cedarIds[i] ?? `policy${i}`;
@@ -56,6 +56,6 @@ function compareBytes(a: string, b: string): number {
   return a < b ? -1 : 1;
 }
 
-function plainError(message: string): cedar.DetailedError {
+function plainError(message: string): DetailedError {
   return { message, help: null, code: null, url: null, severity: null };
 }

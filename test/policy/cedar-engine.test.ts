@@ -206,3 +206,24 @@ describe('CedarEngine.authorize', () => {
     ).toBe(false);
   });
 });
+
+describe('CedarEngine when Cedar traps', () => {
+  it('refuses a text nested too deep for Cedar, and keeps deciding with the sets it had', () => {
+    const own = new CedarEngine();
+    own.prepare('kept', '@id("all") permit (principal, action, resource);');
+    const deep = `permit (principal, action, resource) when { ${'('.repeat(1000)}true${')'.repeat(1000)} };`;
+    const refused = own.validatePolicies(deep);
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.errors[0]?.message).toMatch(/nests too deeply or is too large/);
+    // The trap replaced the instance, and what was prepared before still decides.
+    expect(own.instances).toBe(2);
+    expect(own.authorize('kept', policyRequest()).decision).toBe('allow');
+    expect(own.validatePolicies('permit (principal, action, resource);')).toEqual({
+      ok: true,
+      policyIds: ['policy0'],
+    });
+    expect(() => own.prepare('deep', deep)).toThrow(/INVALID_POLICY|nests too deeply/);
+    expect(own.authorize('kept', policyRequest()).decision).toBe('allow');
+  });
+});
