@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { ErrorCode, GatehouseError, isEnvironmentClass } from '../core/index.js';
 import type { EnvironmentClass } from '../core/index.js';
+import type { ServerLimits, StreamLimits } from '../http/index.js';
+import { loadServerLimits, loadStreamLimits } from './http-config.js';
 import { loadSandboxConfig } from './sandbox-config.js';
 import type { SandboxConfig } from './sandbox-config.js';
 
@@ -27,11 +29,21 @@ export interface GatewayConfig {
   demo: boolean;
   /** Log HTTP requests. */
   logRequests: boolean;
+  /** Request, header and keep-alive timeouts, connection and JSON bounds. */
+  limits: ServerLimits;
+  /** Caps and buffer bounds of `/v1/events/stream`. */
+  streams: StreamLimits;
 }
+
+/** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
+export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams'>> & {
+  limits?: Partial<ServerLimits>;
+  streams?: Partial<StreamLimits>;
+};
 
 /** The configuration from flags, then `GATEHOUSE_*` environment variables, then defaults. */
 export function loadConfig(
-  flags: Partial<GatewayConfig>,
+  flags: ConfigFlags,
   env: NodeJS.ProcessEnv = process.env,
 ): GatewayConfig {
   const dataDir = resolve(flags.dataDir ?? env.GATEHOUSE_DATA ?? '.data');
@@ -54,6 +66,8 @@ export function loadConfig(
     sandbox: flags.sandbox ?? loadSandboxConfig(env, dataDir),
     demo: flags.demo ?? false,
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
+    limits: loadServerLimits(flags.limits ?? {}, env),
+    streams: loadStreamLimits(flags.streams ?? {}, env),
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;

@@ -247,6 +247,8 @@ export class Gateway {
         version: '0.1.0',
         logger: config.logRequests,
         mcp: { allowedHosts: [config.host] },
+        limits: config.limits,
+        streams: config.streams,
         services: {
           registry,
           directory,

@@ -20,6 +20,8 @@ export const ErrorCode = {
   APPROVAL_PENDING: 'APPROVAL_PENDING',
   APPROVAL_CONSUMED: 'APPROVAL_CONSUMED',
   CAPACITY_EXHAUSTED: 'CAPACITY_EXHAUSTED',
+  /** A per-principal or per-tenant limit is reached (details say whose and which). */
+  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNAVAILABLE: 'UNAVAILABLE',
   /** A declared credential cannot be issued: the secret is missing, deleted or undecryptable. */

@@ -69,6 +69,13 @@ export interface OutboxFeed {
   after(tenant: string, seq: number, limit: number): Promise<StoredEvent[]>;
   /** The position of the tenant's latest event, or 0. */
   latest(tenant: string): Promise<number>;
+  /**
+   * Up to `limit` events of every tenant after position `seq`, in order: one read serves all the
+   * event-stream clients of a node, whatever their tenant.
+   */
+  since(seq: number, limit: number): Promise<StoredEvent[]>;
+  /** The position of the latest event of any tenant, or 0. */
+  head(): Promise<number>;
   /** Calls `listener` after each commit that may have added events; returns the unsubscribe. */
   subscribe(listener: () => void): () => void;
 }

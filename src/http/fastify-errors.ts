@@ -1,6 +1,6 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 
-/** What Fastify's own body errors (all INVALID_INPUT) mean to a client, by code. */
+/** What Fastify's own body and URL errors (all INVALID_INPUT) mean to a client, by code. */
 const BODY_ERRORS: ReadonlyMap<string, string> = new Map([
   ['FST_ERR_CTP_INVALID_MEDIA_TYPE', 'Unsupported Content-Type: send application/json.'],
   [
@@ -8,6 +8,11 @@ const BODY_ERRORS: ReadonlyMap<string, string> = new Map([
     'The body is empty but Content-Type is application/json: send a JSON body.',
   ],
   ['FST_ERR_CTP_INVALID_JSON_BODY', 'The request body is not valid JSON.'],
+  [
+    'FST_ERR_MAX_PARAM_LENGTH',
+    'A path parameter is longer than this gateway accepts (100 characters); no id is that long.',
+  ],
+  ['FST_ERR_BAD_URL', 'The path is not a valid URL: a percent-escape in it does not decode.'],
 ]);
 
 /**

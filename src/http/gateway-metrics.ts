@@ -1,8 +1,9 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { InvocationStatus, PipelineMetrics, StageName } from '../invocation/index.js';
+import type { StreamDropReason, StreamMetrics } from './event-stream-hub.js';
 
 /** Prometheus metrics of the gateway: invocations by tool and status, stage latencies. */
-export class GatewayMetrics implements PipelineMetrics {
+export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
   readonly registry = new Registry();
   private readonly invocations = new Counter({
     name: 'gatehouse_invocations_total',
@@ -25,6 +26,25 @@ export class GatewayMetrics implements PipelineMetrics {
     registers: [this.registry],
   });
 
+  private readonly streams = new Gauge({
+    name: 'gatehouse_event_stream_clients',
+    help: 'Open /v1/events/stream clients.',
+    registers: [this.registry],
+  });
+
+  private readonly streamDrops = new Counter({
+    name: 'gatehouse_event_stream_dropped_total',
+    help: 'Event streams the gateway closed: behind (more unread than the buffer bound), stalled (took nothing for the stall time), failed (the outbox could not be read).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly connectionDrops = new Counter({
+    name: 'gatehouse_connections_dropped_total',
+    help: 'Connections closed as they arrived because the gateway held its maximum.',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
   }
@@ -40,6 +60,19 @@ export class GatewayMetrics implements PipelineMetrics {
   /** A request to /mcp refused at the edge. */
   mcpRefused(code: string): void {
     this.mcpRefusals.inc({ code });
+  }
+
+  streamClients(count: number): void {
+    this.streams.set(count);
+  }
+
+  streamDropped(reason: StreamDropReason): void {
+    this.streamDrops.inc({ reason });
+  }
+
+  /** A connection refused because the gateway held `maxConnections`. */
+  connectionDropped(): void {
+    this.connectionDrops.inc();
   }
 
   /** The text exposition format. */

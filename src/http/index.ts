@@ -5,3 +5,7 @@ export { GatewayMetrics } from './gateway-metrics.js';
 export { HTTP_STATUS_OF, errorBody, invocationStatusCode } from './error-status.js';
 export type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 export { JSONRPC_CODE_OF } from './mcp-endpoint/errors.js';
+export { DEFAULT_SERVER_LIMITS } from './server-limits.js';
+export type { ServerLimits } from './server-limits.js';
+export { DEFAULT_STREAM_LIMITS } from './event-stream-hub.js';
+export type { StreamLimits } from './event-stream-hub.js';

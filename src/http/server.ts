@@ -21,6 +21,11 @@ import { principalRoutes } from './routes/principal-routes.js';
 import { secretRoutes } from './routes/secret-routes.js';
 import { mcpServerRoutes } from './routes/mcp-server-routes.js';
 import { operationalRoutes } from './routes/operational-routes.js';
+import { installBodyParsers } from './body-parsers.js';
+import { DEFAULT_STREAM_LIMITS, EventStreamHub } from './event-stream-hub.js';
+import type { StreamLimits } from './event-stream-hub.js';
+import { DEFAULT_SERVER_LIMITS, limitedServerFactory } from './server-limits.js';
+import type { ServerLimits } from './server-limits.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -32,6 +37,10 @@ export interface ServerOptions {
   logger?: boolean;
   /** The agents' MCP endpoint `/mcp`: allowed hosts and origins beyond the local ones. */
   mcp?: McpEndpointOptions;
+  /** Timeouts, connection and JSON bounds (defaults: {@link DEFAULT_SERVER_LIMITS}). */
+  limits?: Partial<ServerLimits>;
+  /** Bounds of the event stream (defaults: {@link DEFAULT_STREAM_LIMITS}). */
+  streams?: Partial<StreamLimits>;
 }
 
 const anonymous: Principal = {
@@ -45,18 +54,33 @@ const anonymous: Principal = {
 
 /** The REST API: a thin translation from HTTP to the parts, per DESIGN §9. */
 export function buildServer(o: ServerOptions): FastifyInstance {
+  const limits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
+  const s = o.services;
   const app = Fastify({
     logger: o.logger ?? false,
     bodyLimit: o.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: true,
+    serverFactory: limitedServerFactory(limits, () => s.metrics.connectionDropped()),
+    // A path Fastify's router cannot take (a bad escape, an over-long parameter) is answered in
+    // our error shape like any other refusal.
+    frameworkErrors: (err, _req, reply: FastifyReply) => {
+      const { status, body } = errorBody(translateFastifyError(err, 'this gateway'));
+      void reply.code(status).send(body);
+    },
   });
   // Every route registered from here on, so the OpenAPI document can be checked against them.
   const registered: { method: string; url: string }[] = [];
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) registered.push({ method, url: r.url });
   });
-  const s = o.services;
+  const hub = new EventStreamHub({
+    feed: s.events,
+    limits: { ...DEFAULT_STREAM_LIMITS, ...o.streams },
+    metrics: s.metrics,
+    onError: (err) => app.log.error({ err }, 'event stream failed'),
+  });
+  app.addHook('onClose', () => hub.close());
   const routes: Route[] = [
     ...registryRoutes(s),
     ...invocationRoutes(s),
@@ -64,7 +88,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...policyRoutes(s),
     ...approvalRoutes(s),
     ...uncertainRoutes(s),
-    ...eventStreamRoutes(s),
+    ...eventStreamRoutes(hub),
     ...principalRoutes(s),
     ...(s.secrets ? secretRoutes({ secrets: s.secrets }) : []),
     ...(s.mcp
@@ -77,9 +101,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   ];
   const openapi = openApiDocument([...routes, ...MCP_ENDPOINT_ROUTES], o.version);
 
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) =>
-    done(null, body),
-  );
+  installBodyParsers(app, { maxJsonDepth: limits.maxJsonDepth });
 
   for (const route of routes) {
     app.route({
@@ -114,7 +136,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     void reply.code(404).send({
       error: {
         code: ErrorCode.NOT_FOUND,
-        message: `No route ${req.method} ${req.url.split('?')[0]}; see /openapi.json.`,
+        message: `No route ${req.method} ${cut(req.url.split('?')[0] ?? '', 200)}; see /openapi.json.`,
         details: {},
       },
     });
@@ -141,4 +163,9 @@ function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Pr
     );
   }
   return principal;
+}
+
+/** At most `max` characters of `text`, marked when cut. */
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
 }

@@ -340,7 +340,10 @@ describe('POST /mcp refuses bad input and attacks', () => {
     const before = await logSize(g);
     const res = await rawPost({ authorization: `Bearer ${g.tokens.agent}` }, '{"jsonrpc":');
     expect(JSON.parse(res.body)).toMatchObject({
-      error: { message: 'The request body is not valid JSON.', data: { code: 'INVALID_INPUT' } },
+      error: {
+        message: 'The request body is not valid JSON: Unexpected end of JSON input.',
+        data: { code: 'INVALID_INPUT' },
+      },
     });
     const refused = (await recordsSince(g, before)).filter(
       (r) => r.record.type === 'mcp.request.refused',

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
-import type { DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
+import type { ConfigFlags, DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
 import { ensureDemoRepository } from '../../src/app/demo-repository.js';
 import type { SandboxConfig } from '../../src/app/sandbox-config.js';
 import type { PoolConfig } from '../../src/capacity/index.js';
@@ -70,7 +70,7 @@ export interface DemoGateway {
 /** Options of {@link startDemoGateway}. */
 export interface DemoGatewayOptions {
   /** Configuration beyond the defaults (data dir, port 0, demo). */
-  config?: Partial<GatewayConfig>;
+  config?: ConfigFlags;
   /** Handlers registered after the demo's own. */
   nativeHandlers?: (native: NativeRegistry) => void;
   /** Reuse this data directory instead of making a fresh one. */

@@ -9,6 +9,12 @@ function port(value: string): number {
   return Number(value);
 }
 
+function count(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new InvalidArgumentError('give a whole number.');
+  return Number(value);
+}
+
 /** `gatehouse serve`: runs the gateway until SIGINT or SIGTERM. */
 export function serveCommand(program: Command): void {
   program
@@ -19,6 +25,31 @@ export function serveCommand(program: Command): void {
     .option('--port <port>', 'port to listen on (default 7070)', port)
     .option('--data <dir>', 'data directory (default .data or GATEHOUSE_DATA)')
     .option('--db <url>', 'database: a SQLite path (default DATA/gatehouse.db)')
+    .option(
+      '--request-timeout-ms <ms>',
+      "time for a request's headers and body to arrive (default 30000; GATEHOUSE_REQUEST_TIMEOUT_MS)",
+      count,
+    )
+    .option(
+      '--headers-timeout-ms <ms>',
+      "time for a request's headers to arrive (default 10000; GATEHOUSE_HEADERS_TIMEOUT_MS)",
+      count,
+    )
+    .option(
+      '--keep-alive-timeout-ms <ms>',
+      'idle time before a keep-alive connection is closed (default 5000; GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS)',
+      count,
+    )
+    .option(
+      '--max-connections <n>',
+      'open connections at most (default 512; GATEHOUSE_MAX_CONNECTIONS)',
+      count,
+    )
+    .option(
+      '--max-stream-clients <n>',
+      'open event streams at most (default 256; GATEHOUSE_STREAM_MAX_CLIENTS)',
+      count,
+    )
     .action(
       async (opts: {
         demo?: boolean;
@@ -26,6 +57,11 @@ export function serveCommand(program: Command): void {
         port?: number;
         data?: string;
         db?: string;
+        requestTimeoutMs?: number;
+        headersTimeoutMs?: number;
+        keepAliveTimeoutMs?: number;
+        maxConnections?: number;
+        maxStreamClients?: number;
       }) => {
         // Loaded here, not at the top: client commands never pay for the server's start-up.
         const { loadConfig, startGateway } = await import('../../app/index.js');
@@ -37,6 +73,13 @@ export function serveCommand(program: Command): void {
             ...(opts.port !== undefined ? { port: opts.port } : {}),
             ...(opts.data ? { dataDir: opts.data } : {}),
             ...(opts.db ? { db: opts.db } : {}),
+            limits: defined({
+              requestTimeoutMs: opts.requestTimeoutMs,
+              headersTimeoutMs: opts.headersTimeoutMs,
+              keepAliveTimeoutMs: opts.keepAliveTimeoutMs,
+              maxConnections: opts.maxConnections,
+            }),
+            streams: defined({ maxClients: opts.maxStreamClients }),
           });
         } catch (err) {
           // A flag or GATEHOUSE_* variable that cannot be used: the command line is wrong.
@@ -66,4 +109,13 @@ export function serveCommand(program: Command): void {
         process.once('SIGTERM', stop);
       },
     );
+}
+
+/** The entries of `o` that are set. */
+function defined<T extends Record<string, number | undefined>>(
+  o: T,
+): Partial<Record<keyof T, number>> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<
+    Record<keyof T, number>
+  >;
 }

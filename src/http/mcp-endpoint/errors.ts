@@ -28,6 +28,7 @@ export const JSONRPC_CODE_OF: Record<ErrorCode, number> = {
   CREDENTIAL_UNAVAILABLE: -32012,
   PAYLOAD_TOO_LARGE: -32013,
   CAPACITY_EXHAUSTED: -32029,
+  QUOTA_EXCEEDED: -32029,
   UNAVAILABLE: -32000,
   INTERNAL: ProtocolErrorCode.InternalError,
 };

@@ -1,6 +1,15 @@
 import type { EventType, OutboxFeed, StoredEvent } from '../../core/index.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
+interface OutboxRow {
+  seq: number | bigint;
+  tenant: string;
+  type: string;
+  subject: string;
+  at: string;
+  data: string;
+}
+
 /** {@link OutboxFeed} on SQLite: the outbox table, and the database's commit notifications. */
 export class SqliteOutboxFeed implements OutboxFeed {
   constructor(private readonly db: SqliteDatabase) {}
@@ -15,16 +24,19 @@ export class SqliteOutboxFeed implements OutboxFeed {
         .orderBy('seq')
         .limit(limit),
     );
-    return Promise.resolve(
-      rows.map((r) => ({
-        seq: Number(r.seq),
-        type: r.type as EventType,
-        tenant: r.tenant,
-        subject: r.subject,
-        at: r.at,
-        data: JSON.parse(r.data) as Record<string, unknown>,
-      })),
+    return Promise.resolve(rows.map(storedEvent));
+  }
+
+  since(seq: number, limit: number): Promise<StoredEvent[]> {
+    const rows = this.db.all(
+      this.db.kysely
+        .selectFrom('outbox')
+        .selectAll()
+        .where('seq', '>', seq)
+        .orderBy('seq')
+        .limit(limit),
     );
+    return Promise.resolve(rows.map(storedEvent));
   }
 
   latest(tenant: string): Promise<number> {
@@ -37,7 +49,25 @@ export class SqliteOutboxFeed implements OutboxFeed {
     return Promise.resolve(r?.top === null || r?.top === undefined ? 0 : Number(r.top));
   }
 
+  head(): Promise<number> {
+    const r = this.db.first(
+      this.db.kysely.selectFrom('outbox').select((eb) => eb.fn.max('seq').as('top')),
+    );
+    return Promise.resolve(r?.top === null || r?.top === undefined ? 0 : Number(r.top));
+  }
+
   subscribe(listener: () => void): () => void {
     return this.db.onCommit(listener);
   }
+}
+
+function storedEvent(r: OutboxRow): StoredEvent {
+  return {
+    seq: Number(r.seq),
+    type: r.type as EventType,
+    tenant: r.tenant,
+    subject: r.subject,
+    at: r.at,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+  };
 }
