@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway, ErrorBody, InjectAnswer } from '../helpers/gateway-fixture.js';
+
+let g: DemoGateway;
+beforeAll(async () => {
+  g = await startDemoGateway({ listen: true });
+});
+afterAll(() => g?.close());
+
+const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+const invocation = (input: string) =>
+  `{"tool":{"id":"demo/echo","version":"1.0.0"},"environment":"dev","input":${input}}`;
+let keys = 0;
+
+function invoke(raw: string | Buffer, headers: Record<string, string> = {}) {
+  return g.gateway.server
+    .inject({
+      method: 'POST',
+      url: '/v1/invocations',
+      headers: {
+        authorization: `Bearer ${g.tokens.agent}`,
+        'content-type': 'application/json',
+        'idempotency-key': `bad-${keys++}`,
+        ...headers,
+      },
+      payload: raw,
+    })
+    .then((r) => ({ status: r.statusCode, body: r.json<ErrorBody>() }));
+}
+
+/** A release event publishing a copy of demo/echo whose input schema is `schema` (raw JSON). */
+const publication = (version: string, schema: string, extra = '') =>
+  `{"id":"pub-${version}","type":"AssetReleasePublished"${extra},"data":{"assetId":"fuzz/echo","version":"${version}","inFlightPolicy":"finish","descriptor":{"id":"fuzz/echo","version":"${version}","kind":"native","description":"d","inputSchema":${schema},"sideEffect":{"class":"read"},"execution":{"handler":"demo.echo"}}}}`;
+
+function publish(raw: string): Promise<InjectAnswer<ErrorBody>> {
+  return g.inject<ErrorBody>('POST', '/v1/events', { token: g.tokens.admin, rawBody: raw });
+}
+
+function expectRefusal(
+  a: { status: number; body: ErrorBody },
+  pointer: string,
+  rule: string,
+): void {
+  expect(a.status, JSON.stringify(a.body)).toBe(400);
+  expect(a.body.error.code).toBe('INVALID_INPUT');
+  expect(a.body.error.details).toEqual({ pointer, rule });
+  expect(a.body.error.message).toContain(pointer === '' ? 'at its top' : `at ${pointer}`);
+}
+
+describe('bad JSON gets a 4xx naming where, never a 500', () => {
+  it('refuses 10,000-deep nesting and 1e400 in an input, with the pointer', async () => {
+    expectRefusal(await invoke(invocation(deep(10_000))), `/input${'/0'.repeat(63)}`, 'depth');
+    expectRefusal(
+      await invoke(invocation('{"message":"x","n":[1,1e400]}')),
+      '/input/n/1',
+      'number',
+    );
+    expectRefusal(await invoke(invocation('{"message":-1E+999}')), '/input/message', 'number');
+    // Within the bounds the same call runs.
+    const ok = await invoke(invocation(`{"message":"fine"}`));
+    expect(ok.status).toBe(200);
+  });
+
+  it('refuses 1e400 in a descriptor and in an event sequence, and deep events', async () => {
+    expectRefusal(
+      await publish(publication('1.0.0', '{"type":"object","maximum":1e400}')),
+      '/data/descriptor/inputSchema/maximum',
+      'number',
+    );
+    expectRefusal(
+      await publish(publication('1.0.1', '{"type":"object"}', ',"sequence":1e400')),
+      '/sequence',
+      'number',
+    );
+    // The 65th container: the outer array, the event, data, descriptor, then 61 arrays.
+    expectRefusal(
+      await publish(`[${publication('1.0.2', deep(100))}]`),
+      `/0/data/descriptor/inputSchema${'/0'.repeat(60)}`,
+      'depth',
+    );
+    // A sane publication still applies.
+    const fine = await publish(publication('1.0.3', '{"type":"object"}', ',"sequence":3'));
+    expect(fine.status, JSON.stringify(fine.body)).toBe(200);
+  });
+
+  it('refuses repeated member names, __proto__ and lone surrogates', async () => {
+    expectRefusal(
+      await invoke(
+        '{"tool":{"id":"demo/echo","version":"1.0.0"},"environment":"dev","input":{"message":"a","message":"b"}}',
+      ),
+      '/input/message',
+      'duplicate',
+    );
+    expectRefusal(
+      await invoke(invocation('{"__proto__":{"admin":true}}')),
+      '/input/__proto__',
+      'proto',
+    );
+    const policy = await g.inject<ErrorBody>('PUT', '/v1/policies/tenant', {
+      token: g.tokens.admin,
+      rawBody: '{"text":"permit(principal,action,resource);\\ud800"}',
+    });
+    expectRefusal(policy, '/text', 'surrogate');
+  });
+
+  it('refuses bodies that are not UTF-8, empty, or of another media type', async () => {
+    const latin1 = await invoke(Buffer.from('{"message":"caf\xe9"}', 'latin1'));
+    expect(latin1.status).toBe(400);
+    expect(latin1.body.error.message).toMatch(/not valid UTF-8/);
+    const empty = await invoke('');
+    expect(empty.status).toBe(400);
+    expect(empty.body.error.message).toMatch(/body is empty/);
+    const xml = await invoke('<a/>', { 'content-type': 'application/xml' });
+    expect(xml.status).toBe(400);
+    expect(xml.body.error.message).toMatch(/Unsupported Content-Type/);
+  });
+
+  it('answers odd paths and queries in the error shape: bad escapes, long ids, arrays', async () => {
+    const badEscape = await g.inject<ErrorBody>('GET', '/v1/invocations/%zz', {
+      token: g.tokens.operator,
+    });
+    expect(badEscape.status).toBe(400);
+    expect(badEscape.body.error.code).toBe('INVALID_INPUT');
+    const long = await g.inject<ErrorBody>('GET', `/v1/invocations/${'a'.repeat(5000)}`, {
+      token: g.tokens.operator,
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.error.message).toMatch(/longer than this gateway accepts/);
+    expect(JSON.stringify(long.body).length).toBeLessThan(1000);
+    const nul = await g.inject<ErrorBody>('GET', '/v1/invocations/%00', {
+      token: g.tokens.operator,
+    });
+    expect(nul.status).toBe(404);
+    const array = await g.inject<ErrorBody>('GET', '/v1/audit/proof?index=1&index=2&size=3', {
+      token: g.tokens.operator,
+    });
+    expect(array.status).toBe(400);
+    const missing = await g.inject<ErrorBody>('GET', `/${'x'.repeat(20_000)}`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.message.length).toBeLessThan(400);
+  });
+
+  it('refuses the same JSON at /mcp, over a socket, as a JSON-RPC error', async () => {
+    const post = async (body: string) => {
+      const res = await fetch(`${g.url!}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${g.tokens.agent}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body,
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as { error: { message: string; data: { code: string } } },
+      };
+    };
+    const deepParams = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"initialize","params":${deep(10_000)}}`,
+    );
+    expect(deepParams.status).toBe(400);
+    expect(deepParams.body.error.data.code).toBe('INVALID_INPUT');
+    expect(deepParams.body.error.message).toMatch(
+      /at \/params(\/0)+: objects and arrays nest deeper/,
+    );
+    const hugeId = await post('{"jsonrpc":"2.0","id":1e400,"method":"ping"}');
+    expect(hugeId.status).toBe(400);
+    expect(hugeId.body.error.message).toMatch(/at \/id: the number 1e400/);
+  });
+});
