@@ -3,7 +3,7 @@ import { demoAgentEvent, demoToolEvents } from '../../src/app/index.js';
 import type { StoredEvent } from '../../src/core/index.js';
 import { SqliteOutboxFeed } from '../../src/storage/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
-import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 import { SseClient } from '../helpers/sse.js';
 import type { SseFrame } from '../helpers/sse.js';
 
@@ -177,6 +177,55 @@ describe('GET /v1/events/stream', () => {
     const fromTheirs = await connect(g, gAdmin, { lastEventId: 0 });
     expect(await fromTheirs.take(globexEvents.length)).toEqual(globexEvents.map(asFrame));
     expect(await fromTheirs.drain(100)).toEqual([]);
+  });
+
+  it('caps streams per principal (429), per tenant (429) and per gateway (503), and counts them', async () => {
+    g = await startDemoGateway({
+      listen: true,
+      config: { streams: { maxClientsPerPrincipal: 2, maxClientsPerTenant: 3, maxClients: 4 } },
+    });
+    const d = g.gateway.directory;
+    await d.ensureTenant('globex', 'Globex', 'test');
+    const { token: other } = await d.addPrincipal(
+      { tenant: 'globex', name: 'globex-admin', roles: ['admin'] },
+      'test',
+    );
+    const refusal = async (token: string) => {
+      const res = await fetch(`${g!.url!}/v1/events/stream`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return { status: res.status, body: (await res.json()) as ErrorBody };
+    };
+    await connect(g, g.tokens.operator);
+    await connect(g, g.tokens.operator);
+    const mine = await refusal(g.tokens.operator);
+    expect(mine.status).toBe(429);
+    expect(mine.body.error).toMatchObject({
+      code: 'QUOTA_EXCEEDED',
+      details: { scope: 'principal', limit: 2 },
+    });
+    await connect(g, g.tokens.reviewer);
+    const tenant = await refusal(g.tokens.admin);
+    expect(tenant.status).toBe(429);
+    expect(tenant.body.error.details).toEqual({ scope: 'tenant', limit: 3 });
+    await connect(g, other);
+    const gateway = await refusal(other);
+    expect(gateway.status).toBe(503);
+    expect(gateway.body.error).toMatchObject({
+      code: 'CAPACITY_EXHAUSTED',
+      details: { scope: 'gateway', limit: 4 },
+    });
+    const gauge = async () =>
+      Number(
+        /^gatehouse_event_stream_clients (\d+)/m.exec(
+          (await g!.inject<string>('GET', '/metrics')).body,
+        )?.[1],
+      );
+    expect(await gauge()).toBe(4);
+    // A closed stream frees its place.
+    clients.shift()!.close();
+    await expect.poll(gauge).toBe(3);
+    await connect(g, g.tokens.admin);
   });
 
   it('refuses a request without a token', async () => {
