@@ -228,10 +228,18 @@ describe('GET /v1/events/stream', () => {
     await connect(g, g.tokens.admin);
   });
 
-  it('refuses a request without a token', async () => {
+  it('refuses a request without a token, and answers HEAD without opening a stream', async () => {
     g = await startDemoGateway({ listen: true });
     const res = await fetch(`${g.url!}/v1/events/stream`);
     expect(res.status).toBe(401);
     await res.body?.cancel();
+    const head = await fetch(`${g.url!}/v1/events/stream`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${g.tokens.operator}` },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const metrics = (await g.inject<string>('GET', '/metrics')).body;
+    expect(metrics).toMatch(/^gatehouse_event_stream_clients 0$/m);
   });
 });

@@ -22,6 +22,10 @@ export function eventStreamRoutes(hub: EventStreamHub): Route[] {
         '503': 'the gateway has as many streams open as it serves',
       },
       handler: async (principal, req, reply) => {
+        // HEAD (which Fastify derives from GET) says what GET would answer, without a stream
+        // that would never end.
+        if (req.method === 'HEAD')
+          return { status: 200, body: '', contentType: 'text/event-stream; charset=utf-8' };
         const header = req.headers['last-event-id'];
         const after = (req.query as { after?: unknown }).after;
         const start =
