@@ -6,6 +6,7 @@ import {
   cutText,
   isGatehouseError,
   isoTime,
+  jsonValueProblem,
   sha256Hex,
 } from '../core/index.js';
 import type { AuditRecordDraft, Clock } from '../core/index.js';
@@ -127,6 +128,20 @@ export class RecordedReads {
       const code = isGatehouseError(err) ? err.code : ErrorCode.INTERNAL;
       await this.record(request, serverId, { outcome: ReadOutcome.error, code });
       throw err;
+    }
+    // What canonical JSON cannot hold (Infinity, nesting past the bound) is neither digested nor
+    // passed on.
+    const problem = jsonValueProblem(answer.result);
+    if (problem) {
+      await this.record(request, serverId, {
+        outcome: ReadOutcome.error,
+        code: ErrorCode.UNAVAILABLE,
+      });
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `The upstream's answer cannot be kept as JSON at ${problem.pointer || 'its top'}: ${problem.reason}.`,
+        { details: { pointer: problem.pointer, rule: problem.rule } },
+      );
     }
     const { value, removals } = answer.redactor.redactJson(answer.result);
     const { _meta: _, ...content } = value;

@@ -33,13 +33,19 @@ export interface FixtureTool {
   description?: string;
   inputSchema: Record<string, unknown>;
   annotations?: Record<string, unknown>;
-  behaviour?: 'echo' | 'error' | 'hang' | 'crash' | 'flood' | 'env';
+  behaviour?: 'echo' | 'error' | 'hang' | 'crash' | 'flood' | 'env' | 'raw';
   floodBytes?: number;
+  /** For `raw`: the JSON text of the result's structured content `value`. */
+  raw?: string;
+  /** JSON text sent as the schema of the input property `x` in tools/list. */
+  rawSchema?: string;
 }
 
 /** The changing upstream's config. */
 export interface FixtureConfig {
   tools: FixtureTool[];
+  /** Resources to list; reading one answers its `raw` JSON text in its content. */
+  resources?: { uri: string; name: string; raw: string }[];
   refuseStart?: boolean;
   /** The error line a `refuseStart` upstream writes to stderr. */
   stderr?: string;

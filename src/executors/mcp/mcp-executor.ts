@@ -1,3 +1,4 @@
+import { jsonValueProblem } from '../../core/index.js';
 import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
@@ -59,8 +60,20 @@ export class McpExecutor implements Executor {
 
   private result(req: ExecutionRequest, outcome: UpstreamCallOutcome): ExecutionResult {
     switch (outcome.kind) {
-      case 'result':
-        return { status: 'observed', output: this.output(outcome.result) };
+      case 'result': {
+        // The upstream's JSON, parsed by the SDK: what canonical JSON cannot hold (a number that
+        // overflowed to Infinity, nesting past the bound) cannot be recorded or digested.
+        const problem = jsonValueProblem(outcome.result);
+        if (!problem) return { status: 'observed', output: this.output(outcome.result) };
+        const message = `the upstream answered, but its answer cannot be kept as JSON at ${problem.pointer || 'its top'}: ${problem.reason}`;
+        return req.effectiveClass === 'read'
+          ? { status: 'failed', code: 'UPSTREAM_INVALID_ANSWER', message }
+          : {
+              status: 'uncertain',
+              code: 'UPSTREAM_INVALID_ANSWER',
+              message: `${message}; whether the tool acted is unknown`,
+            };
+      }
       case 'not-sent':
       case 'refused':
         return { status: 'failed', code: outcome.code, message: outcome.message };

@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/client';
+import { jsonValueProblem } from '../../core/index.js';
 import { toolDigest, upstreamTool } from '../tool-digest.js';
 import type { DiscoveredTool } from '../mcp-binding.js';
 
@@ -19,6 +20,12 @@ export async function listDiscoveredTools(
     cacheMode: 'refresh',
   });
   return tools.map((t) => {
+    // Digests are of canonical JSON: a tool it cannot hold is refused here, saying where.
+    const problem = jsonValueProblem(t);
+    if (problem)
+      throw new Error(
+        `the upstream lists tool ${JSON.stringify(String(t.name).slice(0, 100))}, which cannot be kept as JSON at ${problem.pointer}: ${problem.reason}`,
+      );
     const tool = upstreamTool(t);
     return { tool, digest: toolDigest(tool) };
   });
