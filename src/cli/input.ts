@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseJsonText } from '../core/index.js';
 import { usageError } from './cli-error.js';
 
 /**
@@ -18,12 +19,16 @@ export async function readInput(file: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** Parses JSON a person gave. @throws CliError (usage) naming `what` and where the JSON breaks. */
+/**
+ * Parses JSON a person gave as the gateway reads it (I-JSON, bounded depth), so what it would
+ * refuse is refused here, before anything is sent.
+ * @throws CliError (usage) naming `what` and where the JSON breaks.
+ */
 export function parseJson(text: string, what: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonText(text, what);
   } catch (err) {
-    throw usageError(`${what} is not valid JSON: ${(err as Error).message}`, err);
+    throw usageError((err as Error).message, err);
   }
 }
 

@@ -36,7 +36,7 @@ const BACKSLASH = 0x5c;
  * canonical JSON cannot write), member names unique within an object, no string with a lone
  * surrogate (`"\ud800"`: no character, no UTF-8 form), and no `__proto__` member.
  * The nesting is measured before anything is built, so a deep text costs only the bytes read.
- * @param what what the text is, for the messages (`the request body`, `the answer of server X`).
+ * @param what what the text is, as the messages begin (`The request body`, a file's name).
  * @throws GatehouseError INVALID_INPUT with `details.pointer` (where) and `details.reason`.
  */
 export function parseJsonText(
@@ -51,7 +51,7 @@ export function parseJsonText(
   } catch (err) {
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,
-      `${capitalize(what)} is not valid JSON: ${(err as Error).message}.`,
+      `${what} is not valid JSON: ${(err as Error).message}.`,
       { details: { rule: 'syntax' }, cause: err },
     );
   }
@@ -114,7 +114,7 @@ export function jsonProblemError(problem: JsonProblem, what: string): GatehouseE
   const where = problem.pointer === '' ? 'at its top' : `at ${problem.pointer}`;
   return new GatehouseError(
     ErrorCode.INVALID_INPUT,
-    `${capitalize(what)} is refused ${where}: ${problem.reason}.`,
+    `${what} is refused ${where}: ${problem.reason}.`,
     { details: { pointer: problem.pointer, rule: problem.rule } },
   );
 }
@@ -251,8 +251,4 @@ function protoProblem(pointer: string): JsonProblem {
 /** A member name as an RFC 6901 reference token (`~` → `~0`, `/` → `~1`). */
 function escapePointerToken(name: string): string {
   return name.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }

@@ -19,7 +19,7 @@ export function installBodyParsers(app: FastifyInstance, o: { maxJsonDepth: numb
           'The body is empty but Content-Type is application/json: send a JSON body.',
         );
       }
-      done(null, parseJsonText(text, 'the request body', o.maxJsonDepth));
+      done(null, parseJsonText(text, 'The request body', o.maxJsonDepth));
     } catch (err) {
       done(err as Error, undefined);
     }

@@ -7,7 +7,7 @@ function refusal(
   maxDepth?: number,
 ): { code: string; pointer: unknown; message: string } {
   try {
-    parseJsonText(text, 'the body', maxDepth);
+    parseJsonText(text, 'The body', maxDepth);
   } catch (err) {
     if (!(err instanceof GatehouseError)) throw err;
     return { code: err.code, pointer: err.details.pointer, message: err.message };
@@ -28,11 +28,11 @@ describe('parseJsonText', () => {
       '12345678901234567890',
       '1e308',
     ];
-    for (const d of docs) expect(parseJsonText(d, 'the body')).toEqual(JSON.parse(d));
+    for (const d of docs) expect(parseJsonText(d, 'The body')).toEqual(JSON.parse(d));
   });
 
   it('refuses nesting past the limit at the first container too deep, with its pointer', () => {
-    expect(parseJsonText(nest(64), 'the body')).toEqual(JSON.parse(nest(64)));
+    expect(parseJsonText(nest(64), 'The body')).toEqual(JSON.parse(nest(64)));
     const deep = refusal(nest(10_000));
     expect(deep.code).toBe('INVALID_INPUT');
     expect(deep.pointer).toBe(`/${Array(64).fill('0').join('/')}`);
@@ -42,7 +42,7 @@ describe('parseJsonText', () => {
     const later = refusal('[0,1,{"x~y/z":[[[1]]]}]', 4);
     expect(later.pointer).toBe('/2/x~0y~1z/0/0');
     // Brackets inside strings do not count.
-    expect(parseJsonText(`["${'['.repeat(200)}"]`, 'the body')).toEqual(['['.repeat(200)]);
+    expect(parseJsonText(`["${'['.repeat(200)}"]`, 'The body')).toEqual(['['.repeat(200)]);
   });
 
   it('refuses numbers that overflow to Infinity, saying where', () => {
@@ -52,7 +52,7 @@ describe('parseJsonText', () => {
     expect(refusal('-1E+999').pointer).toBe('');
     expect(refusal(`{"a":${'9'.repeat(400)}}`).pointer).toBe('/a');
     // Underflow to 0 is a finite number, and stays.
-    expect(parseJsonText('[1e-400]', 'the body')).toEqual([0]);
+    expect(parseJsonText('[1e-400]', 'The body')).toEqual([0]);
   });
 
   it('refuses a repeated member name and __proto__, with their pointers', () => {
@@ -62,7 +62,7 @@ describe('parseJsonText', () => {
     // The same name written two ways is the same name.
     expect(refusal('{"a":1,"\\u0061":2}').pointer).toBe('/a');
     // Names repeat freely in different objects.
-    expect(parseJsonText('[{"a":1},{"a":2}]', 'the body')).toEqual([{ a: 1 }, { a: 2 }]);
+    expect(parseJsonText('[{"a":1},{"a":2}]', 'The body')).toEqual([{ a: 1 }, { a: 2 }]);
     expect(refusal('{"input":{"__proto__":{"polluted":true}}}').pointer).toBe('/input/__proto__');
   });
 
@@ -72,7 +72,7 @@ describe('parseJsonText', () => {
     expect(r.message).toMatch(/lone UTF-16 surrogate/);
     expect(refusal('["ok","\\udc00x"]').pointer).toBe('/1');
     expect(refusal('{"\\ud83dkey":1}').pointer).toBe('/\ud83dkey');
-    expect(parseJsonText('["\\ud83d\\ude00","\\\\ud800"]', 'the body')).toEqual(['😀', '\\ud800']);
+    expect(parseJsonText('["\\ud83d\\ude00","\\\\ud800"]', 'The body')).toEqual(['😀', '\\ud800']);
   });
 
   it('says what is wrong with text that is not JSON', () => {
