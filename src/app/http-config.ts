@@ -16,6 +16,7 @@ const SERVER: Setting<ServerLimits>[] = [
   { env: 'GATEHOUSE_MAX_CONNECTIONS', field: 'maxConnections', zeroIsOff: false },
   { env: 'GATEHOUSE_MAX_REQUESTS_PER_SOCKET', field: 'maxRequestsPerSocket', zeroIsOff: true },
   { env: 'GATEHOUSE_MAX_JSON_DEPTH', field: 'maxJsonDepth', zeroIsOff: false },
+  { env: 'GATEHOUSE_SEND_TIMEOUT_MS', field: 'sendTimeoutMs', zeroIsOff: true },
 ];
 
 const STREAM: Setting<StreamLimits>[] = [

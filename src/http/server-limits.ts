@@ -1,5 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import { DEFAULT_MAX_JSON_DEPTH } from '../core/index.js';
 
 /**
@@ -20,6 +22,11 @@ export interface ServerLimits {
   maxRequestsPerSocket: number;
   /** How deep objects and arrays may nest in a JSON body. */
   maxJsonDepth: number;
+  /**
+   * An answer the client stops reading is cut after this long without a byte taken (0: never),
+   * so a client cannot park large answers in the gateway's memory. Streams have their own bound.
+   */
+  sendTimeoutMs: number;
 }
 
 /** The defaults: generous for any real client, short for one that stalls. */
@@ -30,6 +37,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxConnections: 512,
   maxRequestsPerSocket: 0,
   maxJsonDepth: DEFAULT_MAX_JSON_DEPTH,
+  sendTimeoutMs: 30_000,
 };
 
 /**
@@ -61,4 +69,28 @@ export function limitedServerFactory(
     if (limits.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = limits.maxRequestsPerSocket;
     return server;
   };
+}
+
+/**
+ * Arms the send timeout for one answer about to be written: until it is finished, the connection
+ * is closed when `ms` pass without any of its bytes leaving for the kernel (the client stopped
+ * reading). Not for streamed payloads, which may rightly pause, nor for in-process requests.
+ * A timer of its own, not the socket's: Node uses that one for keep-alive.
+ */
+export function armSendTimeout(res: ServerResponse, payload: unknown, ms: number): void {
+  const socket = res.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
+  if (ms <= 0 || !(socket instanceof Socket) || payload instanceof Readable) return;
+  // Bytes handed to libuv, and bytes libuv still holds: progress is either one moving.
+  const progress = () => socket.bytesWritten - (socket._handle?.writeQueueSize ?? 0);
+  let last = progress();
+  const timer = setInterval(() => {
+    const now = progress();
+    if (now === last && res.writableLength + (socket._handle?.writeQueueSize ?? 0) > 0)
+      socket.destroy();
+    last = now;
+  }, ms);
+  timer.unref();
+  const stop = () => clearInterval(timer);
+  res.once('finish', stop);
+  res.once('close', stop);
 }

@@ -24,7 +24,7 @@ import { operationalRoutes } from './routes/operational-routes.js';
 import { installBodyParsers } from './body-parsers.js';
 import { DEFAULT_STREAM_LIMITS, EventStreamHub } from './event-stream-hub.js';
 import type { StreamLimits } from './event-stream-hub.js';
-import { DEFAULT_SERVER_LIMITS, limitedServerFactory } from './server-limits.js';
+import { DEFAULT_SERVER_LIMITS, armSendTimeout, limitedServerFactory } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
 
 /** Options of {@link buildServer}. */
@@ -81,6 +81,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     onError: (err) => app.log.error({ err }, 'event stream failed'),
   });
   app.addHook('onClose', () => hub.close());
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    armSendTimeout(reply.raw, payload, limits.sendTimeoutMs);
+    done(null, payload);
+  });
   const routes: Route[] = [
     ...registryRoutes(s),
     ...invocationRoutes(s),

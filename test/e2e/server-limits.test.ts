@@ -15,6 +15,7 @@ const LIMITS = {
   GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS: '1000',
   GATEHOUSE_MAX_CONNECTIONS: '20',
   GATEHOUSE_STREAM_HEARTBEAT_MS: '300',
+  GATEHOUSE_SEND_TIMEOUT_MS: '1000',
 };
 
 let s: ServerProcess;
@@ -125,6 +126,52 @@ describe('request limits of a real gateway', () => {
     expect(res.status).toBe(200);
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(Number(/^gatehouse_connections_dropped_total (\d+)/m.exec(metrics)?.[1])).toBe(30);
+  });
+
+  it('cuts an answer its client stopped reading, instead of holding it', async () => {
+    // About 7 MB of descriptors, far more than the kernel's socket buffers hold.
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${s.url}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: `big-${i}`,
+          type: 'AssetReleasePublished',
+          data: {
+            assetId: 'big/tool',
+            version: `1.0.${i}`,
+            inFlightPolicy: 'finish',
+            descriptor: {
+              id: 'big/tool',
+              version: `1.0.${i}`,
+              kind: 'native',
+              description: 'd'.repeat(700_000),
+              inputSchema: { type: 'object' },
+              sideEffect: { class: 'read' },
+              execution: { handler: 'demo.echo' },
+            },
+          },
+        }),
+      });
+      expect(res.status).toBe(200);
+    }
+    const c = await open(port);
+    c.socket.pause();
+    c.socket.write(
+      `GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.admin}\r\n\r\n`,
+    );
+    // Not reading for three times the send timeout; then what arrives ends short of the answer.
+    await new Promise((r) => setTimeout(r, 3_000));
+    c.socket.resume();
+    const text = await c.closed(10_000);
+    const length = Number(/content-length: (\d+)/i.exec(text)?.[1]);
+    expect(length).toBeGreaterThan(7_000_000);
+    expect(Buffer.byteLength(text)).toBeLessThan(length);
+    // A client that reads gets the whole answer.
+    const whole = await fetch(`${s.url}/v1/tools`, {
+      headers: { authorization: `Bearer ${tokens.admin}` },
+    });
+    expect((await whole.text()).length).toBeGreaterThan(7_000_000);
   });
 
   it('keeps an event stream open well past the request timeout', async () => {
