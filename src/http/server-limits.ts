@@ -78,15 +78,17 @@ export function limitedServerFactory(
  * A timer of its own, not the socket's: Node uses that one for keep-alive.
  */
 export function armSendTimeout(res: ServerResponse, payload: unknown, ms: number): void {
-  const socket = res.socket as (Socket & { _handle?: { writeQueueSize?: number } }) | null;
+  const socket = res.socket;
   if (ms <= 0 || !(socket instanceof Socket) || payload instanceof Readable) return;
-  // Bytes handed to libuv, and bytes libuv still holds: progress is either one moving.
-  const progress = () => socket.bytesWritten - (socket._handle?.writeQueueSize ?? 0);
+  // Bytes libuv still holds for the kernel (an internal of net.Socket, stable since Node 0.x).
+  const queued = () =>
+    (socket as unknown as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0;
+  // Bytes handed to libuv less those it still holds: they grow only as the client reads.
+  const progress = () => socket.bytesWritten - queued();
   let last = progress();
   const timer = setInterval(() => {
     const now = progress();
-    if (now === last && res.writableLength + (socket._handle?.writeQueueSize ?? 0) > 0)
-      socket.destroy();
+    if (now === last && res.writableLength + queued() > 0) socket.destroy();
     last = now;
   }, ms);
   timer.unref();
