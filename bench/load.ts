@@ -7,6 +7,8 @@ import autocannon from 'autocannon';
 /** A server running in a child process; `close()` is safe to call twice. */
 export interface ChildServer {
   url: string;
+  /** The child's process id. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -69,7 +71,7 @@ export async function spawnServer(
     // Keep draining its output without keeping it.
     child.stdout.removeAllListeners('data').resume();
     child.stderr.removeAllListeners('data').resume();
-    return { url, close };
+    return { url, pid: child.pid ?? 0, close };
   } catch (err) {
     await close();
     throw err;

@@ -19,6 +19,7 @@ import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandbox.js';
+import { streamsBench } from './streams.js';
 import type { Timing } from './measure.js';
 
 const WARMUP_CALLS = 500;
@@ -152,6 +153,7 @@ async function main(): Promise<void> {
         return { authorization: `Bearer ${tokens.agent}` };
       },
     );
+    const streams = await streamsBench(join(root, 'streams'), children);
     const bareSingle = await underLoad(
       children,
       [bareServer, 'single', join(root, 'bare-single.db')],
@@ -177,6 +179,13 @@ async function main(): Promise<void> {
         `${MEASURED_CALLS} calls`,
       ),
       loadRow('governed demo/echo, REST (child process)', rest),
+      ...streams.map((c) => [
+        `governed demo/echo, REST, ${c.readers} idle event-stream readers`,
+        loadMs(c.rest.p50),
+        loadMs(c.rest.p99),
+        whole(c.rest.perSecond),
+        `20 conns, 6 s; /healthz p50 ${c.healthzP50.toFixed(1)} ms; gateway CPU ${c.cpuMsPerCall.toFixed(2)} ms/call`,
+      ]),
       loadRow('floor: bare Fastify + 1 durable insert/request, no batching', bareSingle),
       loadRow('floor: bare Fastify + durable insert, group commit per turn', bareGroup),
       timingRow(
