@@ -193,29 +193,30 @@ export class CedarEngine {
   authorize(setId: string, request: PolicyRequest): AuthorizationResult {
     const entry = this.sets.get(setId);
     if (!entry) throw new IllegalStateError(`policy set ${setId} was never prepared`);
+    const refused = (message: string): ReturnType<Cedar['statefulIsAuthorized']> => ({
+      type: 'failure',
+      errors: [{ message, help: null, code: null, url: null, severity: null }],
+      warnings: [],
+    });
     const answer = this.guarded<ReturnType<Cedar['statefulIsAuthorized']>>(
-      (cedar) =>
-        cedar.statefulIsAuthorized({
-          ...toCedarRequest(request, {
-            input: !entry.inputIndependent,
-            entities: entry.readsEntities,
-          }),
-          preparsedPolicySetId: this.namespace + setId,
-          validateRequest: false,
-        }),
-      () => ({
-        type: 'failure',
-        errors: [
-          {
-            message: 'Cedar failed while evaluating it (and was restarted)',
-            help: null,
-            code: null,
-            url: null,
-            severity: null,
-          },
-        ],
-        warnings: [],
-      }),
+      (cedar) => {
+        try {
+          return cedar.statefulIsAuthorized({
+            ...toCedarRequest(request, {
+              input: !entry.inputIndependent,
+              entities: entry.readsEntities,
+            }),
+            preparsedPolicySetId: this.namespace + setId,
+            validateRequest: false,
+          });
+        } catch (err) {
+          if (isWasmTrap(err)) throw err;
+          // Cedar throws (rather than answers) on a request it cannot read, e.g. an input nested
+          // past its JSON recursion limit (128): that request is denied, not failed.
+          return refused(`Cedar could not read it: ${(err as Error).message}`);
+        }
+      },
+      () => refused('Cedar failed while evaluating it (and was restarted)'),
     );
     if (answer.type === 'failure') {
       const errors = answer.errors.map((e) => `request: ${e.message}`);

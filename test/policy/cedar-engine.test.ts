@@ -227,3 +227,22 @@ describe('CedarEngine when Cedar traps', () => {
     expect(own.authorize('kept', policyRequest()).decision).toBe('allow');
   });
 });
+
+describe('CedarEngine with an input Cedar cannot read', () => {
+  it('denies an input nested past Cedar’s recursion limit instead of throwing', () => {
+    const own = new CedarEngine();
+    own.prepare(
+      'reads-input',
+      '@id("x") permit (principal, action, resource) when { context.input has branch && context.input.branch == "x" };',
+    );
+    let deep: unknown = 1;
+    for (let i = 0; i < 200; i++) deep = { k: deep };
+    const r = own.authorize('reads-input', policyRequest({ input: { branch: 'x', deep } }));
+    expect(r.decision).toBe('deny');
+    expect(r.errors[0]).toMatch(/^request: Cedar could not read it: recursion limit exceeded/);
+    expect(own.instances).toBe(1);
+    expect(own.authorize('reads-input', policyRequest({ input: { branch: 'x' } })).decision).toBe(
+      'allow',
+    );
+  });
+});
