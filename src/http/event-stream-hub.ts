@@ -100,7 +100,7 @@ export class EventStreamHub {
   private unsubscribe: (() => void) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
 
-  constructor(private readonly o: EventStreamHubOptions) {}
+  constructor(private readonly options: EventStreamHubOptions) {}
 
   /** Open streams now. */
   get size(): number {
@@ -120,7 +120,7 @@ export class EventStreamHub {
     reply.hijack();
     try {
       await this.start();
-      c.last = after ?? (await this.o.feed.latest(c.tenant));
+      c.last = after ?? (await this.options.feed.latest(c.tenant));
       if (c.closed) return;
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -132,7 +132,7 @@ export class EventStreamHub {
       await this.catchUp(c);
     } catch (err) {
       this.drop(c, 'failed');
-      this.o.onError?.(err);
+      this.options.onError?.(err);
     }
   }
 
@@ -142,7 +142,7 @@ export class EventStreamHub {
   }
 
   private admit(principal: Principal, res: ServerResponse): Client {
-    const { maxClients, maxClientsPerTenant, maxClientsPerPrincipal } = this.o.limits;
+    const { maxClients, maxClientsPerTenant, maxClientsPerPrincipal } = this.options.limits;
     const tenantCount = this.byTenant.get(principal.tenant)?.size ?? 0;
     const principalCount = this.byPrincipal.get(principal.id) ?? 0;
     if (principalCount >= maxClientsPerPrincipal)
@@ -182,20 +182,20 @@ export class EventStreamHub {
     this.byPrincipal.set(c.principal, principalCount + 1);
     res.on('close', () => this.remove(c));
     if (this.clients.size === 1) this.begin();
-    this.o.metrics?.streamClients(this.clients.size);
+    this.options.metrics?.streamClients(this.clients.size);
     return c;
   }
 
   /** Writes the backlog at the client's pace, then what was queued meanwhile, then goes live. */
   private async catchUp(c: Client): Promise<void> {
     for (;;) {
-      const batch = await this.o.feed.after(c.tenant, c.last, BATCH);
+      const batch = await this.options.feed.after(c.tenant, c.last, BATCH);
       for (const e of batch) {
         if (c.closed) return;
         if (e.seq <= c.last) continue;
         c.res.write(frameOf(e).text);
         c.last = e.seq;
-        if (c.res.writableLength >= this.o.limits.bufferBytes && !(await drained(c))) return;
+        if (c.res.writableLength >= this.options.limits.bufferBytes && !(await drained(c))) return;
       }
       if (c.closed || batch.length < BATCH) break;
     }
@@ -212,10 +212,10 @@ export class EventStreamHub {
   /** The first client arrived: learn where the outbox stands, listen for commits, beat. */
   private begin(): void {
     const epoch = this.epoch;
-    this.unsubscribe = this.o.feed.subscribe(() => void this.pump());
-    this.heartbeat = setInterval(() => this.beat(), this.o.limits.heartbeatMs);
+    this.unsubscribe = this.options.feed.subscribe(() => void this.pump());
+    this.heartbeat = setInterval(() => this.beat(), this.options.limits.heartbeatMs);
     this.heartbeat.unref();
-    this.starting = this.o.feed.head().then((head) => {
+    this.starting = this.options.feed.head().then((head) => {
       if (this.epoch === epoch) this.cursor = head;
     });
   }
@@ -238,7 +238,7 @@ export class EventStreamHub {
         do {
           const epoch = this.epoch;
           if (this.cursor === null) return;
-          batch = await this.o.feed.since(this.cursor, BATCH);
+          batch = await this.options.feed.since(this.cursor, BATCH);
           if (epoch !== this.epoch) return;
           for (const e of batch) {
             this.dispatch(e);
@@ -249,7 +249,7 @@ export class EventStreamHub {
     } catch (err) {
       // The clients resume from what they got; the next commit reads again.
       for (const c of [...this.clients]) this.drop(c, 'failed');
-      this.o.onError?.(err);
+      this.options.onError?.(err);
     } finally {
       this.reading = false;
     }
@@ -259,7 +259,7 @@ export class EventStreamHub {
     const clients = this.byTenant.get(e.tenant);
     if (!clients) return;
     let frame: Frame | undefined;
-    const bound = this.o.limits.bufferBytes;
+    const bound = this.options.limits.bufferBytes;
     for (const c of [...clients]) {
       if (e.seq <= c.last) continue;
       frame ??= frameOf(e);
@@ -286,13 +286,13 @@ export class EventStreamHub {
       const written = c.res.socket?.bytesWritten ?? 0;
       if (c.res.writableLength > 0 && written === c.written) {
         c.stuckSince ??= now;
-        if (now - c.stuckSince >= this.o.limits.stallMs) {
+        if (now - c.stuckSince >= this.options.limits.stallMs) {
           this.drop(c, 'stalled');
           continue;
         }
       } else c.stuckSince = null;
       c.written = written;
-      if (c.res.headersSent && c.res.writableLength < this.o.limits.bufferBytes)
+      if (c.res.headersSent && c.res.writableLength < this.options.limits.bufferBytes)
         c.res.write(': keepalive\n\n');
     }
   }
@@ -300,7 +300,7 @@ export class EventStreamHub {
   /** Closes a client the gateway gave up on. */
   private drop(c: Client, reason: StreamDropReason): void {
     if (c.closed) return;
-    this.o.metrics?.streamDropped(reason);
+    this.options.metrics?.streamDropped(reason);
     this.remove(c, () => c.res.destroy());
   }
 
@@ -318,7 +318,7 @@ export class EventStreamHub {
     end?.();
     c.wake?.();
     if (this.clients.size === 0) this.end();
-    this.o.metrics?.streamClients(this.clients.size);
+    this.options.metrics?.streamClients(this.clients.size);
   }
 
   /** The last client left: stop reading until the next one comes. */

@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError, cutText } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
@@ -140,7 +140,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     void reply.code(404).send({
       error: {
         code: ErrorCode.NOT_FOUND,
-        message: `No route ${req.method} ${cut(req.url.split('?')[0] ?? '', 200)}; see /openapi.json.`,
+        message: `No route ${req.method} ${cutText(req.url.split('?')[0] ?? '', 200)}; see /openapi.json.`,
         details: {},
       },
     });
@@ -167,9 +167,4 @@ function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Pr
     );
   }
   return principal;
-}
-
-/** At most `max` characters of `text`, marked when cut. */
-function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…`;
 }
