@@ -141,6 +141,24 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     expect(missing.body.error.message.length).toBeLessThan(400);
   });
 
+  it('refuses deep and overflowing input over a socket too, naming where', async () => {
+    const post = async (input: string) => {
+      const res = await fetch(`${g.url!}/v1/invocations`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${g.tokens.agent}`,
+          'content-type': 'application/json',
+          'idempotency-key': `bad-socket-${keys++}`,
+        },
+        body: invocation(input),
+      });
+      return { status: res.status, body: (await res.json()) as ErrorBody };
+    };
+    expectRefusal(await post(deep(10_000)), `/input${'/0'.repeat(63)}`, 'depth');
+    expectRefusal(await post('{"message":1e400}'), '/input/message', 'number');
+    expect((await fetch(`${g.url!}/healthz`)).status).toBe(200);
+  });
+
   it('refuses the same JSON at /mcp, over a socket, as a JSON-RPC error', async () => {
     const post = async (body: string) => {
       const res = await fetch(`${g.url!}/mcp`, {

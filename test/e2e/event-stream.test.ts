@@ -122,7 +122,7 @@ describe('GET /v1/events/stream', () => {
     const all = await outbox(g, 'acme', 0);
     expect(await replay.take(all.length)).toEqual(all.map(asFrame));
     expect(await replay.drain(100)).toEqual([]);
-  });
+  }, 60_000);
 
   it('delivers events written concurrently exactly once', async () => {
     g = await startDemoGateway({ listen: true });
