@@ -15,6 +15,9 @@ const LIMITS = {
   GATEHOUSE_KEEP_ALIVE_TIMEOUT_MS: '1000',
   GATEHOUSE_MAX_CONNECTIONS: '20',
   GATEHOUSE_STREAM_HEARTBEAT_MS: '300',
+  GATEHOUSE_STREAM_STALL_MS: '1500',
+  // Far above what the stall test leaves unread, so that reader is closed as stalled, not behind.
+  GATEHOUSE_STREAM_BUFFER_BYTES: String(64 * 1024 * 1024),
   GATEHOUSE_SEND_TIMEOUT_MS: '1000',
 };
 
@@ -187,4 +190,73 @@ describe('request limits of a real gateway', () => {
     expect(c.received().split(': keepalive').length - 1).toBeGreaterThanOrEqual(10);
     c.socket.destroy();
   });
+
+  it('closes an event stream whose reader takes nothing, though it is within its buffer', async () => {
+    const c = await open(port);
+    c.socket.write(
+      `GET /v1/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tokens.operator}\r\n\r\n`,
+    );
+    await until(() => c.received().includes(': stream of tenant'), 10_000);
+    c.socket.pause();
+    // About 19 MB of events: more than the kernel's socket buffers hold, less than the 64 MiB
+    // the reader may leave unread. Heartbeats keep being queued for it meanwhile.
+    const reason = 'r'.repeat(200_000);
+    for (let round = 0; round < 24; round++) {
+      const events = [0, 1, 2, 3].flatMap((k) => {
+        const version = `3.0.${round * 4 + k}`;
+        return [
+          {
+            id: `stall-pub-${version}`,
+            type: 'AssetReleasePublished',
+            data: {
+              assetId: 'stall/tool',
+              version,
+              inFlightPolicy: 'finish',
+              descriptor: {
+                id: 'stall/tool',
+                version,
+                kind: 'native',
+                description: 'd',
+                inputSchema: { type: 'object' },
+                sideEffect: { class: 'read' },
+                execution: { handler: 'demo.echo' },
+              },
+            },
+          },
+          {
+            id: `stall-rev-${version}`,
+            type: 'AssetReleaseRevoked',
+            data: { assetId: 'stall/tool', version, reason },
+          },
+        ];
+      });
+      const res = await fetch(`${s.url}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokens.admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify(events),
+      });
+      expect(res.status, await res.text()).toBe(200);
+    }
+    const dropped = async (reason: string) => {
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      const line = new RegExp(
+        `^gatehouse_event_stream_dropped_total\\{reason="${reason}"\\} (\\d+)`,
+        'm',
+      );
+      return Number(line.exec(metrics)?.[1] ?? 0);
+    };
+    await until(async () => (await dropped('stalled')) === 1, 15_000);
+    expect(await dropped('behind')).toBe(0);
+    // The gateway closed it: reading what the kernel holds reaches the end.
+    c.socket.resume();
+    await c.closed(15_000);
+  }, 90_000);
 });
+
+async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
