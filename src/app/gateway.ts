@@ -14,6 +14,7 @@ import { McpExecutor, NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer } from '../http/index.js';
 import {
   InvocationService,
+  PendingOutcomes,
   Pipeline,
   UncertainEffects,
   recoverInterrupted,
@@ -70,6 +71,8 @@ interface GatewayParts {
   server: FastifyInstance;
   /** Invocations found `running` or `queued` at start and settled (uncertain or failed). */
   recovered: InvocationRecord[];
+  /** Calls whose outcome storage refused, settled in the background once it takes writes. */
+  pending: PendingOutcomes;
 }
 
 /**
@@ -138,6 +141,7 @@ export class Gateway {
     });
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
+    let pending: PendingOutcomes | undefined;
     try {
       const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
       const store = new SqliteInvocationStore(db);
@@ -202,7 +206,9 @@ export class Gateway {
       await policy.load();
       mcp.start();
       const metrics = new GatewayMetrics();
+      pending = new PendingOutcomes({ store, signer: keyring, clock });
       const pipeline = new Pipeline({
+        pending,
         policy,
         executors,
         store,
@@ -264,6 +270,7 @@ export class Gateway {
           metrics,
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
+          storage: () => db.storageProblem,
           sandbox: () => sandboxProblem,
           // One view per tools/list: its reads grow with the servers, not with the tools.
           healthy: (tenant) => {
@@ -288,9 +295,11 @@ export class Gateway {
         auditLog,
         server,
         recovered,
+        pending,
       });
       return self.gateway;
     } catch (err) {
+      pending?.close();
       await mcpService?.close();
       await execution?.close();
       await db.close();
@@ -320,6 +329,7 @@ export class Gateway {
     return this.state.close(async () => {
       this.invocations.abortAll();
       await this.server.close();
+      this.parts.pending.close();
       await this.parts.mcp.close();
       await this.execution.close();
       await this.db.close();

@@ -36,6 +36,8 @@ export interface GatewayServices {
   auditWriter: AuditWriter;
   /** False while starting or stopping. */
   ready: () => boolean;
+  /** Null while storage accepts writes, else why not (/readyz then answers 503). */
+  storage?: () => string | null;
   /**
    * Whether a tool can be offered to agents now (the MCP endpoint lists only healthy tools);
    * absent means every tool is healthy. Called once per `tools/list` with the agent's tenant; the

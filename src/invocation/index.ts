@@ -19,3 +19,5 @@ export { OutputCapture } from './output-capture.js';
 export type { CapturedStream, StreamRedaction } from './output-capture.js';
 export type { ExecutionLease } from './executor.js';
 export { QUEUE_INTERRUPTED } from './recover-interrupted.js';
+export { PendingOutcomes, OUTCOME_NOT_RECORDED } from './pending-outcomes.js';
+export type { PendingOutcomesOptions } from './pending-outcomes.js';

@@ -24,6 +24,7 @@ import { credentialsStage } from './stages/credentials-stage.js';
 import { sandboxStage } from './stages/sandbox-stage.js';
 import { OutputCapture } from './output-capture.js';
 import type { SandboxLeases } from './sandbox-leases.js';
+import type { PendingOutcomes } from './pending-outcomes.js';
 import type { CredentialBroker } from '../secrets/index.js';
 import { executeStage } from './stages/execute-stage.js';
 import { sanitizeStage } from './stages/sanitize-stage.js';
@@ -48,6 +49,8 @@ export interface PipelineOptions {
   /** Sandbox leases; without them, tools that need a sandbox fail before any effect. */
   leases?: SandboxLeases;
   metrics?: PipelineMetrics;
+  /** Where a pass that ended without its outcome recorded goes, to be settled when it can be. */
+  pending?: PendingOutcomes;
   /** Output beyond this many bytes is cut and kept whole as an artifact (default 64 KiB). */
   maxOutputBytes: number;
   /** Execute-stage timeout for descriptors that set none. */
@@ -115,6 +118,11 @@ export class Pipeline {
   async run(ctx: PipelineContext, from: StageName = 'validation'): Promise<InvocationRecord> {
     try {
       return await this.pass(ctx, from);
+    } catch (err) {
+      // The pass ended and its outcome is not recorded (storage refused it, or a bug): whatever
+      // storage holds of the call must not stay `running` until a restart.
+      this.options.pending?.add(ctx.record.tenant, ctx.record.id);
+      throw err;
     } finally {
       // Each undo (revoke credentials; close egress, remove the workspace, release the lease) is
       // independent of the others: run them together, so their writes share one commit.

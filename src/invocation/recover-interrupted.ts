@@ -46,12 +46,18 @@ export async function recoverInterrupted(o: {
   return [...running, ...queued];
 }
 
-async function settle(
+/**
+ * Settles one invocation left `running` (→ `uncertain`) or `queued` (→ `failed`) with `code` and
+ * `reason`, a receipt and its audit record; `when` says when (default: at restart).
+ * @throws when the store cannot record it (the record stays as it was).
+ */
+export async function settle(
   o: { store: InvocationStore; signer: Signer; clock: Clock },
   record: InvocationRecord,
   status: 'uncertain' | 'failed',
   code: string,
   reason: string,
+  when = 'at restart',
 ): Promise<void> {
   const at = isoTime(o.clock.now());
   const entries: TraceEntry[] = [
@@ -64,7 +70,7 @@ async function settle(
     {
       stage: 'audit',
       decision: 'recorded',
-      reason: 'audit record appended and receipt signed at restart',
+      reason: `audit record appended and receipt signed ${when}`,
       at,
     },
   ];

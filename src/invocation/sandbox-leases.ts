@@ -100,9 +100,15 @@ export class SandboxLeases {
       else {
         lease = await this.acquireWithWorkspace(ask, holder, this.options.defaults.attemptTtlMs);
       }
-      return await this.attach(ask, lease, async () => {
-        await this.options.capacity.touch(lease, this.options.defaults.attemptTtlMs);
-        release();
+      const held = lease;
+      return await this.attach(ask, held, async () => {
+        // The next call's turn comes whatever the touch does: a storage error here must not
+        // wedge the attempt (the lease then expires at its older time, and the reaper ends it).
+        try {
+          await this.options.capacity.touch(held, this.options.defaults.attemptTtlMs);
+        } finally {
+          release();
+        }
       });
     } catch (err) {
       release();
@@ -117,8 +123,12 @@ export class SandboxLeases {
       ask.timeoutMs + 60_000,
     );
     return this.attach(ask, lease, async () => {
-      await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
-      await this.options.capacity.release(lease, 'the call ended');
+      // Released even when the workspace cannot be removed (the reaper removes it later).
+      try {
+        await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
+      } finally {
+        await this.options.capacity.release(lease, 'the call ended');
+      }
     });
   }
 
@@ -217,8 +227,11 @@ export class SandboxLeases {
       execution,
       done: async () => {
         this.inUse.delete(lease.id);
-        await endpoint.close();
-        await after();
+        try {
+          await endpoint.close();
+        } finally {
+          await after();
+        }
       },
     };
   }

@@ -23,17 +23,24 @@ export function operationalRoutes(
       method: 'GET',
       url: '/readyz',
       tag: 'operations',
-      summary: 'Readiness: serving, and whether sandboxed tools can run (and if not, why)',
+      summary:
+        'Readiness: serving, storage accepting writes, and whether sandboxed tools can run (and if not, why)',
       roles: 'public',
       responses: {
-        '200': '{status: "ready", sandbox: "ok" or why sandboxed tools cannot run}',
-        '503': '{status: "starting or stopping", sandbox}',
+        '200': '{status: "ready", storage: "ok", sandbox: "ok" or why sandboxed tools cannot run}',
+        '503': '{status: "starting or stopping" or "storage failing", storage, sandbox}',
       },
       handler: () => {
         const sandbox = s.sandbox() ?? 'ok';
-        return s.ready()
-          ? { status: 200, body: { status: 'ready', sandbox } }
-          : { status: 503, body: { status: 'starting or stopping', sandbox } };
+        const storage = s.storage?.() ?? null;
+        if (!s.ready())
+          return {
+            status: 503,
+            body: { status: 'starting or stopping', storage: storage ?? 'ok', sandbox },
+          };
+        return storage === null
+          ? { status: 200, body: { status: 'ready', storage: 'ok', sandbox } }
+          : { status: 503, body: { status: 'storage failing', storage, sandbox } };
       },
     },
     {

@@ -1,11 +1,17 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Compilable, MigrationProvider } from 'kysely';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { ResourceLifecycle } from '../../core/index.js';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
+import { storageFailureCode, storageUnavailable } from './storage-failure.js';
+
+/** While storage refuses writes, how often to try whether it accepts them again. */
+const PROBE_INTERVAL_MS = 500;
+/** What a probe writes beside the database: a few pages, as a small commit needs. */
+const PROBE_BYTES = 64 * 1024;
 
 /** Options of {@link SqliteDatabase.open}. */
 export interface SqliteDatabaseOptions {
@@ -50,8 +56,15 @@ export class SqliteDatabase {
   private scheduled = false;
   private readonly commitListeners = new Set<() => void>();
   private readonly state = new ResourceLifecycle('the database');
+  /** Why the last write failed for storage reasons, until a write or a probe succeeds again. */
+  private failing: string | null = null;
+  private probeTimer: NodeJS.Timeout | undefined;
 
-  private constructor(readonly raw: Database.Database) {
+  private constructor(
+    readonly raw: Database.Database,
+    /** The directory of the database file (null in memory), where probes write. */
+    private readonly dir: string | null,
+  ) {
     this.kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
   }
 
@@ -63,7 +76,7 @@ export class SqliteDatabase {
     raw.pragma(`synchronous = ${options.synchronous ?? 'full'}`);
     raw.pragma('foreign_keys = ON');
     raw.pragma('busy_timeout = 5000');
-    const db = new SqliteDatabase(raw);
+    const db = new SqliteDatabase(raw, options.file === ':memory:' ? null : dirname(options.file));
     await db.migrate();
     return db;
   }
@@ -198,6 +211,7 @@ export class SqliteDatabase {
         for (const w of batch) results.push(w.fn());
       })();
       batch.forEach((w, i) => w.resolve(results[i]));
+      this.recovered();
       this.committed();
       return;
     } catch {
@@ -207,11 +221,57 @@ export class SqliteDatabase {
       try {
         this.transactionCache.clear();
         w.resolve(this.raw.transaction(w.fn)());
+        this.recovered();
       } catch (err) {
-        w.reject(err);
+        const code = storageFailureCode(err);
+        if (code === null) w.reject(err);
+        else {
+          this.failed(code);
+          w.reject(storageUnavailable(code, err));
+        }
       }
     }
     this.committed();
+  }
+
+  /**
+   * Null while storage accepts writes; else why the last write failed (`SQLITE_FULL`…), until a
+   * later write or a probe succeeds. Readiness reports it.
+   */
+  get storageProblem(): string | null {
+    return this.failing;
+  }
+
+  private failed(code: string): void {
+    this.failing = `storage refuses writes (${code})`;
+    if (this.probeTimer || this.dir === null) return;
+    this.probeTimer = setInterval(() => this.probe(), PROBE_INTERVAL_MS);
+    this.probeTimer.unref();
+  }
+
+  private recovered(): void {
+    this.failing = null;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  /** Writes and syncs a few pages beside the database: success means storage takes writes again. */
+  private probe(): void {
+    const file = join(this.dir!, '.storage-probe');
+    try {
+      const fd = openSync(file, 'w');
+      try {
+        writeSync(fd, Buffer.alloc(PROBE_BYTES));
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      this.recovered();
+    } catch {
+      // Still failing: try again at the next interval.
+    } finally {
+      rmSync(file, { force: true });
+    }
   }
 
   /** Calls `listener` after each group commit; returns the unsubscribe. */
@@ -227,6 +287,7 @@ export class SqliteDatabase {
   /** Flushes queued writes and closes the file. Safe to call twice. */
   close(): Promise<void> {
     return this.state.close(async () => {
+      this.recovered();
       if (this.queue.length > 0) this.flush();
       await this.kysely.destroy().catch(() => undefined);
       if (this.raw.open) this.raw.close();
