@@ -23,6 +23,7 @@ import type { Executor, InvocationRecord } from '../invocation/index.js';
 import { CedarEngine, TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
 import {
+  DataDirLock,
   FileArtifactStore,
   SqliteApprovalStore,
   SqliteAuditStore,
@@ -73,6 +74,8 @@ interface GatewayParts {
   recovered: InvocationRecord[];
   /** Calls whose outcome storage refused, settled in the background once it takes writes. */
   pending: PendingOutcomes;
+  /** This gateway's hold on its data directory, given up last at close. */
+  lock: DataDirLock;
 }
 
 /**
@@ -135,10 +138,16 @@ export class Gateway {
   static async open(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
     const clock = deps.clock ?? systemClock;
     const ids = deps.ids ?? uuidv7Ids;
-    const db = await SqliteDatabase.open({
-      file: sqliteFile(config),
-      synchronous: config.synchronous,
-    });
+    // Before anything touches the directory: a second gateway on it would settle the first's
+    // running calls as uncertain and reap its sandboxes.
+    const lock = DataDirLock.acquire(config.dataDir);
+    let db: SqliteDatabase;
+    try {
+      db = await SqliteDatabase.open({ file: sqliteFile(config), synchronous: config.synchronous });
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;
@@ -296,6 +305,7 @@ export class Gateway {
         server,
         recovered,
         pending,
+        lock,
       });
       return self.gateway;
     } catch (err) {
@@ -303,6 +313,7 @@ export class Gateway {
       await mcpService?.close();
       await execution?.close();
       await db.close();
+      lock.release();
       throw err;
     }
   }
@@ -333,6 +344,7 @@ export class Gateway {
       await this.parts.mcp.close();
       await this.execution.close();
       await this.db.close();
+      this.parts.lock.release();
     });
   }
 }

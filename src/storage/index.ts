@@ -14,3 +14,5 @@ export type { Tables } from './schema/tables.js';
 export { SqliteLeaseStore } from './sqlite/sqlite-lease-store.js';
 export { SqliteSecretStore } from './sqlite/sqlite-secret-store.js';
 export { SqliteMcpStore } from './sqlite/sqlite-mcp-store.js';
+export { DataDirLock } from './data-dir-lock.js';
+export type { LockHolder } from './data-dir-lock.js';
