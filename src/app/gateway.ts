@@ -4,8 +4,8 @@ import {
   ErrorCode,
   GatehouseError,
   ResourceLifecycle,
+  monotonicIds,
   systemClock,
-  uuidv7Ids,
 } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
@@ -34,6 +34,7 @@ import {
   SqlitePolicyStore,
   SqliteTenancyStore,
   SqliteToolStore,
+  latestId,
 } from '../storage/index.js';
 import { Directory } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
@@ -76,6 +77,8 @@ interface GatewayParts {
   pending: PendingOutcomes;
   /** This gateway's hold on its data directory, given up last at close. */
   lock: DataDirLock;
+  /** The periodic pass that denies calls whose approval expired or was rejected. */
+  approvalSweep: NodeJS.Timeout;
 }
 
 /**
@@ -137,7 +140,6 @@ export class Gateway {
   /** Opens everything; does not listen yet. */
   static async open(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
     const clock = deps.clock ?? systemClock;
-    const ids = deps.ids ?? uuidv7Ids;
     // Before anything touches the directory: a second gateway on it would settle the first's
     // running calls as uncertain and reap its sandboxes.
     const lock = DataDirLock.acquire(config.dataDir);
@@ -148,6 +150,8 @@ export class Gateway {
       lock.release();
       throw err;
     }
+    // Ids only increase, above every stored one: lists stay in order after a clock step back.
+    const ids = deps.ids ?? monotonicIds(clock, latestId(db));
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;
@@ -306,6 +310,7 @@ export class Gateway {
         recovered,
         pending,
         lock,
+        approvalSweep: sweepApprovals(invocations, config.approvalTtlMs),
       });
       return self.gateway;
     } catch (err) {
@@ -338,6 +343,7 @@ export class Gateway {
    */
   close(): Promise<void> {
     return this.state.close(async () => {
+      clearInterval(this.parts.approvalSweep);
       this.invocations.abortAll();
       await this.server.close();
       this.parts.pending.close();
@@ -347,6 +353,19 @@ export class Gateway {
       this.parts.lock.release();
     });
   }
+}
+
+/**
+ * Denies, now and then periodically, the calls whose approval can no longer be used (DESIGN §3):
+ * an approval that expires undecided leaves its call `denied` even if no one looks. The period is
+ * a quarter of the approval lifetime, between 200 ms and 30 s.
+ */
+function sweepApprovals(invocations: InvocationService, ttlMs: number): NodeJS.Timeout {
+  const sweep = () => void invocations.denyUnusableApprovals().catch(() => undefined);
+  sweep();
+  const timer = setInterval(sweep, Math.min(30_000, Math.max(200, Math.floor(ttlMs / 4))));
+  timer.unref();
+  return timer;
 }
 
 function sqliteFile(config: GatewayConfig): string {

@@ -5,7 +5,7 @@ export { requestHash } from './request-hash.js';
 export type { RequestHashInput } from './request-hash.js';
 export { systemClock, ManualClock, isoTime } from './clock.js';
 export type { Clock } from './clock.js';
-export { uuidv7Ids, SequentialIds } from './ids.js';
+export { uuidv7Ids, SequentialIds, monotonicIds } from './ids.js';
 export type { IdGenerator } from './ids.js';
 export { EventType } from './events.js';
 export type {

@@ -313,6 +313,57 @@ export class InvocationService {
     return n;
   }
 
+  /**
+   * Ends as `denied` every call awaiting an approval that can no longer let it run — expired
+   * undecided, rejected or invalidated (DESIGN §3) — without waiting for its agent to come back,
+   * exactly as that agent's resumption would. A call whose request is in flight is left to it.
+   * Safe to repeat. @returns the calls it denied.
+   */
+  async denyUnusableApprovals(): Promise<InvocationRecord[]> {
+    const denied: InvocationRecord[] = [];
+    for (const record of await this.options.store.listByStatus('awaiting_approval')) {
+      if (record.approvalId === null) continue;
+      const key = `${record.tenant}\u0000${record.principal}\u0000${record.idempotencyKey}`;
+      if (this.inFlight.has(key)) continue;
+      const approval = await this.options.approvals
+        .get(record.tenant, record.approvalId)
+        .catch(() => undefined);
+      if (!approval) continue;
+      const problem = checkApproval(
+        approval,
+        {
+          tenant: record.tenant,
+          invocationId: record.id,
+          requestHash: record.requestHash,
+          tool: record.tool,
+          descriptorDigest: record.tool.descriptorDigest,
+        },
+        this.options.clock.now(),
+      );
+      if (problem?.kind !== 'deny') continue;
+      const owner: Principal = {
+        id: record.principal,
+        tenant: record.tenant,
+        name: record.principal,
+        roles: ['agent'],
+        project: record.project,
+        agent: record.agent,
+      };
+      const done = this.options.pipeline.deny(
+        this.context(owner, record),
+        problem.code,
+        problem.message,
+      );
+      this.inFlight.set(key, { hash: record.requestHash, done });
+      try {
+        denied.push(await done);
+      } finally {
+        this.inFlight.delete(key);
+      }
+    }
+    return denied;
+  }
+
   /** The invocation if the principal may see it: agents their own, other roles their tenant's. */
   async get(principal: Principal, id: string): Promise<InvocationRecord> {
     const record = await this.options.store.get(principal.tenant, id);

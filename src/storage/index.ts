@@ -16,3 +16,4 @@ export { SqliteSecretStore } from './sqlite/sqlite-secret-store.js';
 export { SqliteMcpStore } from './sqlite/sqlite-mcp-store.js';
 export { DataDirLock } from './data-dir-lock.js';
 export type { LockHolder } from './data-dir-lock.js';
+export { latestId } from './sqlite/latest-id.js';
