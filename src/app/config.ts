@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ErrorCode, GatehouseError, isEnvironmentClass } from '../core/index.js';
 import type { EnvironmentClass } from '../core/index.js';
 import type { ServerLimits, StreamLimits } from '../http/index.js';
@@ -33,6 +34,10 @@ export interface GatewayConfig {
   limits: ServerLimits;
   /** Caps and buffer bounds of `/v1/events/stream`. */
   streams: StreamLimits;
+  /** The built Studio served at `/studio` (`npm run build` writes `dist/studio/`). */
+  studioDir: string;
+  /** How long a Studio sign-in lasts. */
+  sessionTtlMs: number;
 }
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
@@ -40,6 +45,9 @@ export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams'>> & {
   limits?: Partial<ServerLimits>;
   streams?: Partial<StreamLimits>;
 };
+
+/** Where `npm run build` puts the Studio: `dist/studio/` at the repository's root. */
+const BUILT_STUDIO = fileURLToPath(new URL('../../dist/studio/', import.meta.url));
 
 /** The configuration from flags, then `GATEHOUSE_*` environment variables, then defaults. */
 export function loadConfig(
@@ -68,6 +76,11 @@ export function loadConfig(
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
     limits: loadServerLimits(flags.limits ?? {}, env),
     streams: loadStreamLimits(flags.streams ?? {}, env),
+    studioDir: resolve(flags.studioDir ?? env.GATEHOUSE_STUDIO_DIR ?? BUILT_STUDIO),
+    sessionTtlMs:
+      flags.sessionTtlMs ??
+      int(env.GATEHOUSE_SESSION_TTL_MS, 'GATEHOUSE_SESSION_TTL_MS') ??
+      8 * 3600 * 1000,
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;

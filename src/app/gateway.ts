@@ -11,7 +11,7 @@ import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
 import { McpExecutor, NativeExecutor } from '../executors/index.js';
-import { GatewayMetrics, buildServer } from '../http/index.js';
+import { GatewayMetrics, buildServer, loadStudioFiles } from '../http/index.js';
 import {
   InvocationService,
   PendingOutcomes,
@@ -36,7 +36,7 @@ import {
   SqliteToolStore,
   latestId,
 } from '../storage/index.js';
-import { Directory } from '../tenancy/index.js';
+import { Directory, SessionBook } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
 import { GatewayEgress } from '../egress/index.js';
 import { McpService } from '../mcp/index.js';
@@ -268,9 +268,11 @@ export class Gateway {
         mcp: { allowedHosts: [config.host] },
         limits: config.limits,
         streams: config.streams,
+        studio: loadStudioFiles(config.studioDir),
         services: {
           registry,
           directory,
+          sessions: new SessionBook({ clock, ttlMs: config.sessionTtlMs }),
           invocations,
           approvals,
           uncertain,

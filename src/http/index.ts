@@ -9,3 +9,7 @@ export { DEFAULT_SERVER_LIMITS } from './server-limits.js';
 export type { ServerLimits } from './server-limits.js';
 export { DEFAULT_STREAM_LIMITS } from './event-stream-hub.js';
 export type { StreamLimits } from './event-stream-hub.js';
+export { loadStudioFiles } from './studio-files.js';
+export type { StudioFile, StudioFiles } from './studio-files.js';
+export { STUDIO_CSP } from './routes/studio-routes.js';
+export { SESSION_COOKIE } from './session-auth.js';

@@ -1,3 +1,4 @@
+import fastifyCookie from '@fastify/cookie';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError, IllegalStateError, cutText } from '../core/index.js';
@@ -26,6 +27,10 @@ import { DEFAULT_STREAM_LIMITS, EventStreamHub } from './event-stream-hub.js';
 import type { StreamLimits } from './event-stream-hub.js';
 import { DEFAULT_SERVER_LIMITS, armSendTimeout, limitedServerFactory } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
+import { sessionRoutes } from './routes/session-routes.js';
+import { studioRoutes } from './routes/studio-routes.js';
+import { hasSessionCookie, sessionPrincipal } from './session-auth.js';
+import type { StudioFiles } from './studio-files.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -41,6 +46,8 @@ export interface ServerOptions {
   limits?: Partial<ServerLimits>;
   /** Bounds of the event stream (defaults: {@link DEFAULT_STREAM_LIMITS}). */
   streams?: Partial<StreamLimits>;
+  /** The built Studio served at `/studio` (`loadStudioFiles`); null answers 503 "not built". */
+  studio?: StudioFiles | null;
 }
 
 const anonymous: Principal = {
@@ -101,11 +108,14 @@ export function buildServer(o: ServerOptions): FastifyInstance {
           publish: (tenant, events, actor) => s.registry.applyEvents(tenant, events, actor),
         })
       : []),
+    ...sessionRoutes(s),
+    ...studioRoutes(o.studio ?? null),
     ...operationalRoutes(s, () => openapi),
   ];
   const openapi = openApiDocument([...routes, ...MCP_ENDPOINT_ROUTES], o.version);
 
   installBodyParsers(app, { maxJsonDepth: limits.maxJsonDepth });
+  void app.register(fastifyCookie);
 
   for (const route of routes) {
     app.route({
@@ -154,9 +164,15 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   return app;
 }
 
+/** The caller: by its bearer token, or (without one) by its Studio session cookie. */
 function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Principal {
-  const token = bearerToken(req.headers.authorization, 'token', 512);
-  const principal = s.directory.authenticate(token);
+  let principal: Principal | undefined;
+  if (req.headers.authorization === undefined && hasSessionCookie(req)) {
+    principal = sessionPrincipal(s, req);
+  } else {
+    const token = bearerToken(req.headers.authorization, 'token', 512);
+    principal = s.directory.authenticate(token);
+  }
   if (!principal)
     throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
   const allowed = route.roles as readonly string[];

@@ -5,7 +5,7 @@ import type { AuditWriter, McpService } from '../mcp/index.js';
 import type { InvocationService, UncertainEffects } from '../invocation/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
-import type { Directory } from '../tenancy/index.js';
+import type { Directory, SessionBook } from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
@@ -13,6 +13,8 @@ import type { GatewayMetrics } from './gateway-metrics.js';
 export interface GatewayServices {
   registry: ToolRegistry;
   directory: Directory;
+  /** The Studio's sign-in sessions. */
+  sessions: SessionBook;
   invocations: InvocationService;
   approvals: ApprovalService;
   uncertain: UncertainEffects;

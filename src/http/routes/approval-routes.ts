@@ -29,15 +29,33 @@ export function approvalRoutes(s: GatewayServices): Route[] {
           { details: { pointer: '/reason' } },
         );
       }
-      const approval = await s.approvals.decide(
-        principal,
-        (req.params as { id: string }).id,
-        decision,
-        reason ?? '',
-      );
+      const id = (req.params as { id: string }).id;
+      const seen = body.requestHash;
+      if (seen !== undefined) {
+        if (typeof seen !== 'string') {
+          throw new GatehouseError(ErrorCode.INVALID_INPUT, '/requestHash must be a string.', {
+            details: { pointer: '/requestHash' },
+          });
+        }
+        // The decider saw this request hash: a decision never applies to another request.
+        const current = await s.approvals.get(principal.tenant, id);
+        if (current.requestHash !== seen) {
+          throw new GatehouseError(
+            ErrorCode.CONFLICT,
+            `Approval ${id} is bound to request hash ${current.requestHash}, not ${seen}: reload it and decide on what it binds.`,
+            { details: { pointer: '/requestHash', requestHash: current.requestHash } },
+          );
+        }
+      }
+      const approval = await s.approvals.decide(principal, id, decision, reason ?? '');
       return { status: 200, body: approval };
     };
-  const body = { type: 'object', properties: { reason: { type: 'string' } } };
+  const requestHash = {
+    type: 'string',
+    description:
+      'the request hash the decider saw; when given, a decision on an approval bound to another hash is refused (409)',
+  };
+  const body = { type: 'object', properties: { reason: { type: 'string' }, requestHash } };
   return [
     {
       method: 'GET',
@@ -97,7 +115,11 @@ export function approvalRoutes(s: GatewayServices): Route[] {
       tag: 'approvals',
       summary: 'Reject with a reason (reviewers)',
       roles: ['reviewer', 'agent', 'operator', 'admin', 'maintainer'],
-      body: { type: 'object', required: ['reason'], properties: { reason: { type: 'string' } } },
+      body: {
+        type: 'object',
+        required: ['reason'],
+        properties: { reason: { type: 'string' }, requestHash },
+      },
       responses: {
         '200': 'the approval',
         '403': 'not allowed to decide',

@@ -1,0 +1,114 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { ErrorCode, GatehouseError, isoTime, sha256Hex } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import type { Principal } from './principal.js';
+
+/** Options of {@link SessionBook}. */
+export interface SessionBookOptions {
+  clock: Clock;
+  /** How long a session lasts from sign-in (default 8 hours: one working shift). */
+  ttlMs?: number;
+  /** Most sessions held at once (default 10 000); past it the oldest is revoked. */
+  maxSessions?: number;
+}
+
+/** A Studio session: a principal signed in with its bearer token, and its CSRF token. */
+export interface Session {
+  principal: Principal;
+  /** Sent by the browser in the `X-CSRF-Token` header of every write. */
+  csrfToken: string;
+  expiresAt: string;
+}
+
+/** A session as {@link SessionBook.open} returns it: with the secret the cookie carries. */
+export interface OpenedSession extends Session {
+  /** The cookie's value; only its SHA-256 is kept. */
+  secret: string;
+}
+
+interface Held extends Session {
+  expiresMs: number;
+}
+
+/**
+ * The Studio's sign-in sessions (DESIGN §11): a bearer token exchanged for a random session secret
+ * with an expiry. Held in memory, keyed by the secret's SHA-256: a restart signs everyone out, and
+ * on several nodes a session is known only to the node that opened it.
+ */
+export class SessionBook {
+  private readonly sessions = new Map<string, Held>();
+  /** How long a session lasts from sign-in. */
+  readonly ttlMs: number;
+  private readonly maxSessions: number;
+
+  constructor(private readonly options: SessionBookOptions) {
+    this.ttlMs = options.ttlMs ?? 8 * 3600 * 1000;
+    this.maxSessions = options.maxSessions ?? 10_000;
+  }
+
+  /**
+   * Opens a session for a person. Agents never sign in.
+   * @throws GatehouseError FORBIDDEN when the principal is an agent (or holds no human role).
+   */
+  open(principal: Principal): OpenedSession {
+    if (principal.roles.includes('agent') || principal.roles.length === 0) {
+      throw new GatehouseError(
+        ErrorCode.FORBIDDEN,
+        'Agents cannot sign in to the Studio: it is for reviewers, operators, maintainers and admins. Sign in with a person’s token.',
+      );
+    }
+    this.dropExpired();
+    while (this.sessions.size >= this.maxSessions) {
+      // Maps iterate in insertion order: the first key is the oldest session.
+      const oldest = this.sessions.keys().next().value;
+      if (oldest === undefined) break;
+      this.sessions.delete(oldest);
+    }
+    const secret = randomBytes(32).toString('base64url');
+    const expiresMs = this.options.clock.now() + this.ttlMs;
+    const held: Held = {
+      principal,
+      csrfToken: randomBytes(32).toString('base64url'),
+      expiresAt: isoTime(expiresMs),
+      expiresMs,
+    };
+    this.sessions.set(sha256Hex(secret), held);
+    return { principal, csrfToken: held.csrfToken, expiresAt: held.expiresAt, secret };
+  }
+
+  /** The live session a cookie's secret names, or undefined (unknown, revoked or expired). */
+  find(secret: string): Session | undefined {
+    const key = sha256Hex(secret);
+    const held = this.sessions.get(key);
+    if (!held) return undefined;
+    if (held.expiresMs <= this.options.clock.now()) {
+      this.sessions.delete(key);
+      return undefined;
+    }
+    const { expiresMs: _ms, ...session } = held;
+    return session;
+  }
+
+  /** True when `presented` is the session's CSRF token (compared in constant time). */
+  static csrfMatches(session: Session, presented: string | undefined): boolean {
+    if (presented === undefined) return false;
+    const a = Buffer.from(session.csrfToken);
+    const b = Buffer.from(presented);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+
+  /** Ends the session the secret names. Safe to repeat. */
+  revoke(secret: string): void {
+    this.sessions.delete(sha256Hex(secret));
+  }
+
+  /** How many sessions are held (expired ones not yet dropped included). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  private dropExpired(): void {
+    const now = this.options.clock.now();
+    for (const [key, held] of this.sessions) if (held.expiresMs <= now) this.sessions.delete(key);
+  }
+}

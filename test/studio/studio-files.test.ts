@@ -1,0 +1,76 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { STUDIO_CSP } from '../../src/http/index.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+
+let g: DemoGateway | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await g?.close();
+  g = undefined;
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A built Studio of two files, enough to check how they are served. */
+function fakeBuild(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-studio-files-'));
+  dirs.push(dir);
+  mkdirSync(join(dir, 'assets'));
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><script type="module" src="/studio/assets/main-abc123.js"></script>',
+  );
+  writeFileSync(join(dir, 'assets', 'main-abc123.js'), 'console.log(1)');
+  return dir;
+}
+
+describe('serving the Studio at /studio', () => {
+  it('serves index.html with a strict CSP for every page path, and hashed assets long-cached', async () => {
+    g = await startDemoGateway({ config: { studioDir: fakeBuild() } });
+    for (const path of ['/studio', '/studio/', '/studio/approvals', '/studio/invocations/inv-1']) {
+      const res = await g.inject<string>('GET', path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('no-cache');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.body).toContain('/studio/assets/main-abc123.js');
+    }
+    const csp = String((await g.inject('GET', '/studio/')).headers['content-security-policy']);
+    expect(csp).toBe(STUDIO_CSP);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+
+    const js = await g.inject<string>('GET', '/studio/assets/main-abc123.js');
+    expect(js.status).toBe(200);
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(js.body).toBe('console.log(1)');
+  });
+
+  it('answers 404 for an asset it does not have, and never reads outside its folder', async () => {
+    g = await startDemoGateway({ config: { studioDir: fakeBuild() } });
+    expect((await g.inject('GET', '/studio/assets/old-999.js')).status).toBe(404);
+    for (const path of [
+      '/studio/../package.json',
+      '/studio/%2e%2e/package.json',
+      '/studio/assets/..%2f..%2fpackage.json',
+    ]) {
+      const res = await g.inject<string>('GET', path);
+      expect(String(res.body), path).not.toContain('"name": "gatehouse"');
+    }
+  });
+
+  it('says how to build it when it is not built', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'gatehouse-studio-none-'));
+    dirs.push(empty);
+    g = await startDemoGateway({ config: { studioDir: empty } });
+    const res = await g.inject<string>('GET', '/studio');
+    expect(res.status).toBe(503);
+    expect(res.body).toContain('npm run build');
+  });
+});
