@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Approval } from '../../src/approvals/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
+import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { skipWithout } from '../helpers/prerequisites.js';
+import { buildStudio, chromiumProblem, launchChromium, signIn } from '../helpers/studio-browser.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let g: DemoGateway;
+let browser: Browser;
+let studio: { dir: string; remove: () => void };
+const contexts: BrowserContext[] = [];
+
+async function page(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  contexts.push(context);
+  return context.newPage();
+}
+
+function url(): string {
+  if (!g.url) throw new Error('the gateway is not listening');
+  return g.url;
+}
+
+async function approval(id: string): Promise<Approval> {
+  return (await g.inject<Approval>('GET', `/v1/approvals/${id}`, { token: g.tokens.reviewer }))
+    .body;
+}
+
+/** axe-core's serious and critical findings on the page as it is now. */
+async function seriousViolations(p: Page): Promise<string[]> {
+  await p.evaluate(AXE);
+  const found = await p.evaluate(async () => {
+    type Finding = { id: string; impact: string | null; help: string };
+    const { axe } = globalThis as unknown as {
+      axe: { run: () => Promise<{ violations: Finding[] }> };
+    };
+    return (await axe.run()).violations;
+  });
+  return found
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.help}`);
+}
+
+describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
+  'the Studio in Chromium: approvals',
+  () => {
+    beforeAll(async () => {
+      ensureBuilt();
+      studio = buildStudio();
+      g = await startDemoGateway({ listen: true, config: { studioDir: studio.dir } });
+      browser = await launchChromium();
+    });
+    afterAll(async () => {
+      for (const c of contexts) await c.close();
+      await browser?.close();
+      await g?.close();
+      studio?.remove();
+    });
+
+    it('builds an index page whose scripts all come from files (the CSP forbids inline ones)', () => {
+      const html = readFileSync(join(studio.dir, 'index.html'), 'utf8');
+      const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+      expect(scripts.length).toBeGreaterThan(0);
+      for (const [, attrs, body] of scripts) {
+        expect(attrs).toMatch(/\bsrc="\/studio\/assets\/[^"]+\.js"/);
+        expect(body?.trim()).toBe('');
+      }
+      expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/);
+    });
+
+    it('shows a gated call live; approving it with a reason lets the agent’s --wait finish observed', async () => {
+      const p = await page();
+      await signIn(p, url(), g.tokens.reviewer);
+      await expect.poll(() => p.getByText('No approvals waiting.').isVisible()).toBe(true);
+      expect(await seriousViolations(p)).toEqual([]);
+
+      const input = { title: 'Fix typo', diff: '--- a/README\n+++ b/README\n-teh\n+the\n' };
+      const agent = runCli(
+        [
+          'invoke',
+          'demo/propose-change@1.0.0',
+          '--input',
+          JSON.stringify(input),
+          '--wait',
+          '--json',
+        ],
+        { GATEHOUSE_URL: url(), GATEHOUSE_TOKEN: g.tokens.agent },
+      );
+      // The request appears without a reload, with the exact request hash it binds.
+      const card = p.getByRole('article', { name: 'demo/propose-change@1.0.0' });
+      await card.waitFor();
+      const pending = (
+        await g.inject<{ approvals: Approval[] }>('GET', '/v1/approvals?status=pending', {
+          token: g.tokens.reviewer,
+        })
+      ).body.approvals;
+      expect(pending).toHaveLength(1);
+      const waiting = pending[0]!;
+      expect(await card.getByTestId('request-hash').textContent()).toBe(waiting.requestHash);
+      expect(await card.getByLabel('Proposed change').textContent()).toContain('+the');
+      expect(await card.textContent()).toContain('0 of 1 approval');
+      await p
+        .getByRole('link', { name: /Approvals/ })
+        .getByText('1')
+        .waitFor();
+      expect(await seriousViolations(p)).toEqual([]);
+      await p.screenshot({ path: join(studio.dir, 'approvals.png') });
+
+      await card.getByLabel('Reason (required to reject)').fill('typo fix, reviewed the diff');
+      await card.getByRole('button', { name: 'Approve' }).click();
+      await p.getByText('No approvals waiting.').waitFor();
+
+      const run = await agent;
+      expect(run.stderr).toContain('pending, 0 of 1 approvals');
+      expect(run.stderr).toContain('approved: typo fix, reviewed the diff');
+      expect(run.code, run.stderr).toBe(0);
+      const done = JSON.parse(run.stdout) as InvocationRecord;
+      expect(done.status).toBe('observed');
+      expect(done.approvalId).toBe(waiting.id);
+      const decided = await approval(waiting.id);
+      expect(decided.decisions).toMatchObject([
+        { decision: 'approve', reason: 'typo fix, reviewed the diff' },
+      ]);
+      // Decided approvals stay visible, as what they became.
+      await p
+        .getByRole('article', { name: 'demo/propose-change@1.0.0' })
+        .getByText('consumed')
+        .waitFor();
+    });
+
+    it('rejects with a reason (and asks for one first); a decision on one Studio leaves every inbox', async () => {
+      const [a, b] = [await page(), await page()];
+      await signIn(a, url(), g.tokens.reviewer);
+      await signIn(b, url(), g.tokens.reviewer);
+      const res = await g.invoke(
+        g.tokens.agent,
+        'studio-reject-1',
+        call('demo/propose-change', { title: 'Drop table', diff: '-users\n' }),
+      );
+      expect(res.body.status).toBe('awaiting_approval');
+      const id = res.body.approvalId!;
+      const cardA = a.getByRole('list', { name: 'Pending approvals' }).getByRole('article');
+      const cardB = b.getByRole('list', { name: 'Pending approvals' }).getByRole('article');
+      await cardA.waitFor();
+      await cardB.waitFor();
+
+      await cardA.getByRole('button', { name: 'Reject' }).click();
+      await cardA.getByRole('alert').getByText('Say why you reject it').waitFor();
+      expect((await approval(id)).status).toBe('pending');
+
+      await cardA.getByLabel('Reason (required to reject)').fill('never drop users');
+      await cardA.getByRole('button', { name: 'Reject' }).click();
+      await a.getByText('No approvals waiting.').waitFor();
+      await b.getByText('No approvals waiting.').waitFor();
+      const rejected = await approval(id);
+      expect(rejected.status).toBe('rejected');
+      expect(rejected.decisions[0]?.reason).toBe('never drop users');
+    });
+
+    it('keeps agents out, and sets the session cookie HttpOnly and SameSite=Strict', async () => {
+      const p = await page();
+      await p.goto(`${url()}/studio/`);
+      await p.getByLabel('Token').fill(g.tokens.agent);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.getByRole('alert').getByText('Agents cannot sign in').waitFor();
+      expect(await p.context().cookies()).toEqual([]);
+
+      await signIn(p, url(), g.tokens.operator);
+      const [cookie, ...others] = await p.context().cookies();
+      expect(others).toEqual([]);
+      expect(cookie).toMatchObject({
+        name: 'gatehouse_session',
+        httpOnly: true,
+        sameSite: 'Strict',
+        secure: false, // plain http on loopback; over TLS the cookie is Secure
+        path: '/',
+      });
+      expect(cookie!.expires).toBeGreaterThan(Date.now() / 1000);
+      // The page cannot read it.
+      expect(
+        await p.evaluate(
+          () => (globalThis as unknown as { document: { cookie: string } }).document.cookie,
+        ),
+      ).toBe('');
+      // Signing out revokes the session: the old cookie no longer works.
+      const stolen = `gatehouse_session=${cookie!.value}`;
+      await p.getByRole('button', { name: 'Sign out' }).click();
+      await p.getByLabel('Token').waitFor();
+      const after = await g.inject('GET', '/v1/invocations', { headers: { cookie: stolen } });
+      expect(after.status).toBe(401);
+    });
+
+    it('refuses a cross-site form POST that tries to approve with the reviewer’s session', async () => {
+      const p = await page();
+      await signIn(p, url(), g.tokens.reviewer);
+      const res = await g.invoke(
+        g.tokens.agent,
+        'studio-csrf-1',
+        call('demo/propose-change', { title: 'Sneaky', diff: '+backdoor\n' }),
+      );
+      const id = res.body.approvalId!;
+      // A page of another site (served here by the browser itself) posts a form to the gateway.
+      await p.route('http://attacker.test/**', (route) =>
+        route.fulfill({
+          contentType: 'text/html',
+          body: `<form id="f" method="POST" enctype="text/plain" action="${url()}/v1/approvals/${id}/approve"><input name="reason" value="x"></form><script>document.getElementById('f').submit()</script>`,
+        }),
+      );
+      const answer = p.waitForResponse((r) => r.url().endsWith(`/v1/approvals/${id}/approve`));
+      await p.goto('http://attacker.test/');
+      const refused = await answer;
+      // text/plain is a body the gateway parses, so the request reaches authentication: the
+      // SameSite=Strict cookie was not sent, and without it (or a CSRF token) nothing is decided.
+      expect(refused.status()).toBe(401);
+      expect((await approval(id)).status).toBe('pending');
+    });
+  },
+);
