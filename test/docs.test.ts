@@ -15,26 +15,30 @@ function folders(dir: string): string[] {
     });
 }
 
-/** The folders the code map of docs/architecture.md names: the first cell of each table row. */
+/** The folders the code map of docs/architecture.md names (under src/ and studio/src/). */
 function codeMap(): string[] {
   const text = readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8');
   const section = text.split(/^## Code map$/m)[1]?.split(/^## /m)[0] ?? '';
-  return [...section.matchAll(/^\|\s*`(src\/[^`]*)`\s*\|/gm)].map((m) => m[1]!);
+  return [...section.matchAll(/^\|\s*`((?:studio\/)?src\/[^`]*)`\s*\|/gm)].map((m) => m[1]!);
 }
 
 describe('docs', () => {
-  it('the code map in docs/architecture.md names exactly the folders of src/', () => {
+  it('the code map in docs/architecture.md names exactly the folders of src/ and studio/src/', () => {
     const named = codeMap();
     expect(named.length, 'the code map table was found').toBeGreaterThan(10);
     expect(new Set(named).size, 'each folder once').toBe(named.length);
-    const tree = folders(join(ROOT, 'src'));
+    const tree = [
+      ...folders(join(ROOT, 'src')),
+      'studio/src/',
+      ...folders(join(ROOT, 'studio', 'src')),
+    ];
     expect(
       tree.filter((f) => !named.includes(f)),
-      'folders of src/ the code map leaves out',
+      'folders of src/ and studio/src/ the code map leaves out',
     ).toEqual([]);
     expect(
       named.filter((f) => !tree.includes(f)),
-      'folders the code map names that src/ does not have',
+      'folders the code map names that do not exist',
     ).toEqual([]);
   });
 
@@ -50,7 +54,7 @@ describe('docs', () => {
         else if (readFileSync(p, 'utf8').includes(outside)) offenders.push(relative(ROOT, p));
       }
     };
-    for (const dir of ['src', 'test', 'docs', 'bench', 'scripts', 'examples', '.ci']) {
+    for (const dir of ['src', 'studio', 'test', 'docs', 'bench', 'scripts', 'examples', '.ci']) {
       scan(join(ROOT, dir));
     }
     for (const file of ['README.md', 'package.json', 'vitest.config.ts', 'eslint.config.js']) {
