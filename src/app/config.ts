@@ -6,6 +6,10 @@ import type { ServerLimits, StreamLimits } from '../http/index.js';
 import { loadServerLimits, loadStreamLimits } from './http-config.js';
 import { loadSandboxConfig } from './sandbox-config.js';
 import type { SandboxConfig } from './sandbox-config.js';
+import { LOG_LEVELS, isLogLevel } from './logger.js';
+import type { LogLevel } from './logger.js';
+import { loadTracingConfig } from './tracing-config.js';
+import type { TracingConfig } from './tracing-config.js';
 
 /** Everything the gateway is configured with. */
 export interface GatewayConfig {
@@ -28,7 +32,7 @@ export interface GatewayConfig {
   /** Sandboxes, capacity, egress, repositories. */
   sandbox: SandboxConfig;
   demo: boolean;
-  /** Log HTTP requests. */
+  /** Also log a line per HTTP request as it arrives and as it is answered. */
   logRequests: boolean;
   /** Request, header and keep-alive timeouts, connection and JSON bounds. */
   limits: ServerLimits;
@@ -38,6 +42,10 @@ export interface GatewayConfig {
   studioDir: string;
   /** How long a Studio sign-in lasts. */
   sessionTtlMs: number;
+  /** The least severe level logged (JSON lines on standard error); `silent` logs nothing. */
+  logLevel: LogLevel;
+  /** Span export, from the standard `OTEL_*` variables; null when tracing is off. */
+  tracing: TracingConfig | null;
 }
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
@@ -81,6 +89,8 @@ export function loadConfig(
       flags.sessionTtlMs ??
       int(env.GATEHOUSE_SESSION_TTL_MS, 'GATEHOUSE_SESSION_TTL_MS') ??
       8 * 3600 * 1000,
+    logLevel: flags.logLevel ?? logLevel(env.GATEHOUSE_LOG_LEVEL),
+    tracing: flags.tracing !== undefined ? flags.tracing : loadTracingConfig(env),
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;
@@ -117,6 +127,16 @@ function quorum(value: string | undefined): Record<EnvironmentClass, number> {
     q[cls] = Number(n);
   }
   return q;
+}
+
+function logLevel(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  if (!isLogLevel(value))
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `GATEHOUSE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value)}.`,
+    );
+  return value;
 }
 
 function sync(value: string | undefined): 'full' | 'normal' | undefined {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import {
   ErrorCode,
   GatehouseError,
@@ -43,6 +44,12 @@ import { McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';
+import { createLogger } from './logger.js';
+import { openTracing } from './tracing.js';
+import type { Tracing } from './tracing.js';
+
+/** The version the gateway reports (OpenAPI, MCP, spans' `service.version`). */
+const VERSION = '0.1.0';
 
 /** How long the credential leases of one upstream MCP connection last at most. */
 const MCP_CREDENTIAL_TTL_MS = 24 * 60 * 60 * 1000;
@@ -53,6 +60,8 @@ export interface GatewayDeps {
   ids?: IdGenerator;
   /** Registers native handlers before descriptors are loaded. */
   nativeHandlers?: (native: NativeExecutor) => void;
+  /** The log (default JSON lines on standard error at `config.logLevel`). */
+  logger?: Logger;
 }
 
 /** The wired parts of a gateway. */
@@ -71,6 +80,7 @@ interface GatewayParts {
   mcp: McpService;
   auditLog: AuditLog;
   server: FastifyInstance;
+  tracing: Tracing;
   /** Invocations found `running` or `queued` at start and settled (uncertain or failed). */
   recovered: InvocationRecord[];
   /** Calls whose outcome storage refused, settled in the background once it takes writes. */
@@ -152,6 +162,8 @@ export class Gateway {
     }
     // Ids only increase, above every stored one: lists stay in order after a clock step back.
     const ids = deps.ids ?? monotonicIds(clock, latestId(db));
+    const logger = deps.logger ?? createLogger({ level: config.logLevel });
+    const tracing = openTracing(config.tracing, VERSION);
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;
@@ -218,7 +230,12 @@ export class Gateway {
       });
       await policy.load();
       mcp.start();
-      const metrics = new GatewayMetrics();
+      const capacity = execution.capacity;
+      const metrics = new GatewayMetrics({ capacity: () => capacity.usage() });
+      db.onStorageError((code) => {
+        metrics.storageError(code);
+        logger.error({ code }, 'the database refused a write');
+      });
       pending = new PendingOutcomes({ store, signer: keyring, clock });
       const pipeline = new Pipeline({
         pending,
@@ -229,6 +246,8 @@ export class Gateway {
         artifacts: new FileArtifactStore(join(config.dataDir, 'artifacts')),
         clock,
         metrics,
+        tracer: tracing.tracer,
+        log: logger,
         approvals: { ttlMs: config.approvalTtlMs, quorum: config.approvalQuorum, ids, clock },
         broker: execution.broker,
         ...(execution.leases ? { leases: execution.leases } : {}),
@@ -263,8 +282,10 @@ export class Gateway {
       const self: { gateway?: Gateway } = {};
       const sandboxProblem = execution.sandboxProblem;
       const server = buildServer({
-        version: '0.1.0',
-        logger: config.logRequests,
+        version: VERSION,
+        logger,
+        logRequests: config.logRequests,
+        tracer: tracing.tracer,
         mcp: { allowedHosts: [config.host] },
         limits: config.limits,
         streams: config.streams,
@@ -309,6 +330,7 @@ export class Gateway {
         mcp,
         auditLog,
         server,
+        tracing,
         recovered,
         pending,
         lock,
@@ -320,6 +342,7 @@ export class Gateway {
       await mcpService?.close();
       await execution?.close();
       await db.close();
+      await tracing.close();
       lock.release();
       throw err;
     }
@@ -352,6 +375,8 @@ export class Gateway {
       await this.parts.mcp.close();
       await this.execution.close();
       await this.db.close();
+      // Last, so the spans of the calls aborted above are exported too.
+      await this.parts.tracing.close();
       this.parts.lock.release();
     });
   }

@@ -7,3 +7,7 @@ export type { DemoTokens } from './demo.js';
 export { registerDemoHandlers, demoToolEvents, demoAgentEvent } from './demo-tools.js';
 export { startGateway } from './start-gateway.js';
 export { verifyDataDirectory } from './verify-data-dir.js';
+export { createLogger, isLogLevel, LOG_LEVELS } from './logger.js';
+export type { LogLevel, LoggerOptions } from './logger.js';
+export { loadTracingConfig, OtlpProtocol } from './tracing-config.js';
+export type { TracingConfig, SamplerName } from './tracing-config.js';

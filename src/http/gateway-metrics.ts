@@ -2,7 +2,23 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { InvocationStatus, PipelineMetrics, StageName } from '../invocation/index.js';
 import type { StreamDropReason, StreamMetrics } from './event-stream-hub.js';
 
-/** Prometheus metrics of the gateway: invocations by tool and status, stage latencies. */
+/** What a pool of execution capacity holds now, as `ExecutionCapacity.usage()` tells it. */
+export interface PoolUsage {
+  pool: { name: string };
+  used: { leases: number };
+  queued: number;
+}
+
+/** Options of {@link GatewayMetrics}. */
+export interface GatewayMetricsOptions {
+  /** Each pool's leases in use and queue, read at each scrape; absent, the gauges stay empty. */
+  capacity?: () => PoolUsage[];
+}
+
+/**
+ * Prometheus metrics of the gateway: invocations by tool and status, stage latencies, capacity
+ * (queue depth, leases in use), event-stream clients and storage errors.
+ */
 export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
   readonly registry = new Registry();
   private readonly invocations = new Counter({
@@ -45,8 +61,40 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
     registers: [this.registry],
   });
 
-  constructor() {
+  private readonly storageErrors = new Counter({
+    name: 'gatehouse_storage_errors_total',
+    help: 'Writes the database refused (disk full, I/O error, locked…), by SQLite error code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: GatewayMetricsOptions = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
+    const capacity = options.capacity;
+    // Read at each scrape, so the gauges cost nothing between scrapes.
+    new Gauge({
+      name: 'gatehouse_queue_depth',
+      help: 'Calls waiting in line for execution capacity, by pool.',
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const u of capacity?.() ?? []) this.set({ pool: u.pool.name }, u.queued);
+      },
+    });
+    new Gauge({
+      name: 'gatehouse_leases_in_use',
+      help: 'Sandbox leases held now, by pool.',
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const u of capacity?.() ?? []) this.set({ pool: u.pool.name }, u.used.leases);
+      },
+    });
+  }
+
+  /** The database refused a write with this error code. */
+  storageError(code: string): void {
+    this.storageErrors.inc({ code });
   }
 
   stage(name: StageName, seconds: number): void {

@@ -1,6 +1,11 @@
 import fastifyCookie from '@fastify/cookie';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Tracer } from '@opentelemetry/api';
+import { noopTracer } from '../invocation/index.js';
 import { ErrorCode, GatehouseError, IllegalStateError, cutText } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { errorBody } from './error-status.js';
@@ -31,6 +36,7 @@ import { sessionRoutes } from './routes/session-routes.js';
 import { studioRoutes } from './routes/studio-routes.js';
 import { hasSessionCookie, sessionPrincipal } from './session-auth.js';
 import type { StudioFiles } from './studio-files.js';
+import { observeRequests, traceRoute } from './request-observation.js';
 
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
@@ -38,8 +44,17 @@ export interface ServerOptions {
   version: string;
   /** Largest accepted request body in bytes (default 1 MiB). */
   bodyLimit?: number;
-  /** Log each request (default false: the gateway's own records are the audit). */
-  logger?: boolean;
+  /**
+   * The structured log (a pino logger); without one nothing is logged. Lines logged while serving
+   * a request carry its `requestId` (also answered as `X-Request-Id`) and the caller's `traceId`.
+   */
+  logger?: FastifyBaseLogger;
+  /** Also log a line as each request arrives and as it is answered (default false). */
+  logRequests?: boolean;
+  /** The server span of each authenticated REST request; default a no-op tracer. */
+  tracer?: Tracer;
+  /** Request ids (default random UUIDs). */
+  requestIds?: () => string;
   /** The agents' MCP endpoint `/mcp`: allowed hosts and origins beyond the local ones. */
   mcp?: McpEndpointOptions;
   /** Timeouts, connection and JSON bounds (defaults: {@link DEFAULT_SERVER_LIMITS}). */
@@ -64,7 +79,12 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   const limits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
   const s = o.services;
   const app = Fastify({
-    logger: o.logger ?? false,
+    ...(o.logger ? { loggerInstance: o.logger } : { logger: false }),
+    logController: new LogController({
+      disableRequestLogging: !(o.logRequests ?? false),
+      requestIdLogLabel: 'requestId',
+    }),
+    genReqId: o.requestIds ?? (() => randomUUID()),
     bodyLimit: o.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: true,
@@ -116,18 +136,26 @@ export function buildServer(o: ServerOptions): FastifyInstance {
 
   installBodyParsers(app, { maxJsonDepth: limits.maxJsonDepth });
   void app.register(fastifyCookie);
+  observeRequests(app);
+  const tracer = o.tracer ?? noopTracer();
 
   for (const route of routes) {
     app.route({
       method: route.method,
       url: route.url,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const principal = route.roles === 'public' ? anonymous : authenticate(s, req, route);
-        const answer = await route.handler(principal, req, reply);
-        if (answer === null) return reply;
-        void reply.code(answer.status);
-        if (answer.contentType) void reply.type(answer.contentType);
-        return answer.body;
+        const serve = async () => {
+          const principal = route.roles === 'public' ? anonymous : authenticate(s, req, route);
+          const answer = await route.handler(principal, req, reply);
+          if (answer === null) return reply;
+          void reply.code(answer.status);
+          if (answer.contentType) void reply.type(answer.contentType);
+          return answer.body;
+        };
+        // Probes and scrapes (the public routes) are not traced: they would drown the calls.
+        return route.roles === 'public'
+          ? serve()
+          : traceRoute(tracer, route.url, req, reply, serve);
       },
     });
   }
@@ -158,7 +186,12 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   app.setErrorHandler((err: unknown, req, reply) => {
     const translated = translateFastifyError(err, 'this gateway');
     const { status, body } = errorBody(translated);
-    if (status >= 500) req.log.error({ err }, 'request failed');
+    if (status >= 500) {
+      // The answer names the request id, so its log line (with the cause) can be found.
+      req.log.error({ err }, 'request failed');
+      body.error.message = `${body.error.message} (request id ${req.id})`;
+      body.error.details = { ...body.error.details, requestId: req.id };
+    }
     void reply.code(status).send(body);
   });
   return app;

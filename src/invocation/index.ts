@@ -21,3 +21,5 @@ export type { ExecutionLease } from './executor.js';
 export { QUEUE_INTERRUPTED } from './recover-interrupted.js';
 export { PendingOutcomes, OUTCOME_NOT_RECORDED } from './pending-outcomes.js';
 export type { PendingOutcomesOptions } from './pending-outcomes.js';
+export { InvocationTrace, noopTracer } from './invocation-telemetry.js';
+export type { InvocationLog, InvocationTelemetry } from './invocation-telemetry.js';

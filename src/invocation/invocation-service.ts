@@ -16,6 +16,7 @@ import type { InvocationRecord } from './invocation-record.js';
 import type { InvocationQuery, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
 import type { Pipeline } from './pipeline.js';
+import type { InvocationTelemetry } from './invocation-telemetry.js';
 import { QUEUE_INTERRUPTED } from './recover-interrupted.js';
 
 /** What an agent asks for (DESIGN §9, `POST /v1/invocations`). */
@@ -27,6 +28,8 @@ export interface InvokeRequest {
   runId?: string;
   attemptId?: string;
   approvalId?: string;
+  /** The caller's span and log; not part of the request (nor of its hash). */
+  telemetry?: InvocationTelemetry;
 }
 
 /** Collaborators of the {@link InvocationService}. */
@@ -147,7 +150,9 @@ export class InvocationService {
     if (existing.requestHash !== hash) throw reused(req.idempotencyKey, hash, existing.requestHash);
     switch (existing.status) {
       case 'awaiting_approval':
-        return approval ? this.resume(principal, existing, approval, problem) : existing;
+        return approval
+          ? this.resume(principal, existing, approval, problem, req.telemetry)
+          : existing;
       case 'uncertain':
         throw new GatehouseError(
           ErrorCode.EFFECT_UNCERTAIN,
@@ -209,7 +214,9 @@ export class InvocationService {
       completedAt: null,
       audit: null,
     };
-    return this.track(this.context(principal, record), (ctx) => this.options.pipeline.run(ctx));
+    return this.track(this.context(principal, record, req.telemetry), (ctx) =>
+      this.options.pipeline.run(ctx),
+    );
   }
 
   /**
@@ -221,8 +228,9 @@ export class InvocationService {
     existing: InvocationRecord,
     approval: Approval,
     problem: ReturnType<typeof checkApproval>,
+    telemetry: InvocationTelemetry | undefined,
   ): Promise<InvocationRecord> {
-    const ctx = this.context(principal, existing);
+    const ctx = this.context(principal, existing, telemetry);
     if (problem?.kind === 'refuse') {
       const code =
         problem.code === 'APPROVAL_PENDING'
@@ -247,7 +255,11 @@ export class InvocationService {
     return this.track(ctx, (c) => this.options.pipeline.run(c, 'approval'));
   }
 
-  private context(principal: Principal, record: InvocationRecord): PipelineContext {
+  private context(
+    principal: Principal,
+    record: InvocationRecord,
+    telemetry?: InvocationTelemetry,
+  ): PipelineContext {
     const tool = this.options.registry.tool(record.tenant, record.tool.id, record.tool.version);
     const release = this.options.registry.agentRelease(
       record.tenant,
@@ -268,6 +280,7 @@ export class InvocationService {
       cleanup: [],
       captures: [],
       savedTrace: record.trace.length,
+      ...(telemetry ? { telemetry } : {}),
       ...(tool ? { tool } : {}),
       ...(release ? { release } : {}),
       ...(environment ? { environment } : {}),

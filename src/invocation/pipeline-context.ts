@@ -7,6 +7,7 @@ import type { Principal } from '../tenancy/index.js';
 import type { RegisteredTool, StoredAgentRelease } from '../tools/index.js';
 import type { ExecutionResult } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
+import type { InvocationTelemetry, InvocationTrace } from './invocation-telemetry.js';
 
 /** What the stages of one pass of the pipeline share. Stages fill it in as they decide. */
 export interface PipelineContext {
@@ -47,4 +48,8 @@ export interface PipelineContext {
   execution?: ExecutionResult;
   /** The output before sanitizing, for its digest. */
   fullOutput?: unknown;
+  /** The caller's span and log, from the request that caused this pass. */
+  telemetry?: InvocationTelemetry;
+  /** Set when the pass starts: the invocation span and the call's log. */
+  tracing?: InvocationTrace;
 }

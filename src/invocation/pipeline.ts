@@ -1,5 +1,6 @@
 import { EventType, isoTime } from '../core/index.js';
 import type { Clock, OutboxEvent } from '../core/index.js';
+import type { Tracer } from '@opentelemetry/api';
 import { signReceipt } from '../audit/index.js';
 import type { ArtifactStore, Signer } from '../audit/index.js';
 import { classifySideEffect } from '../policy/index.js';
@@ -28,6 +29,8 @@ import type { PendingOutcomes } from './pending-outcomes.js';
 import type { CredentialBroker } from '../secrets/index.js';
 import { executeStage } from './stages/execute-stage.js';
 import { sanitizeStage } from './stages/sanitize-stage.js';
+import { InvocationTrace, noopTracer } from './invocation-telemetry.js';
+import type { InvocationLog } from './invocation-telemetry.js';
 
 /** Observes the pipeline for metrics. */
 export interface PipelineMetrics {
@@ -51,6 +54,10 @@ export interface PipelineOptions {
   metrics?: PipelineMetrics;
   /** Where a pass that ended without its outcome recorded goes, to be settled when it can be. */
   pending?: PendingOutcomes;
+  /** Spans per invocation and stage (DESIGN §13); without one, a no-op tracer. */
+  tracer?: Tracer;
+  /** The log of calls whose request brought none (recovery, the MCP endpoint). */
+  log?: InvocationLog;
   /** Output beyond this many bytes is cut and kept whole as an artifact (default 64 KiB). */
   maxOutputBytes: number;
   /** Execute-stage timeout for descriptors that set none. */
@@ -74,8 +81,10 @@ interface Step {
  */
 export class Pipeline {
   private readonly steps: Step[];
+  private readonly tracer: Tracer;
 
   constructor(private readonly options: PipelineOptions) {
+    this.tracer = options.tracer ?? noopTracer();
     this.steps = [
       {
         name: 'validation',
@@ -116,9 +125,14 @@ export class Pipeline {
    * recorded as awaiting) starts at the approval stage.
    */
   async run(ctx: PipelineContext, from: StageName = 'validation'): Promise<InvocationRecord> {
+    const traced = new InvocationTrace(this.tracer, ctx.record, ctx.telemetry, this.options.log);
+    ctx.tracing = traced;
     try {
-      return await this.pass(ctx, from);
+      const record = await this.pass(ctx, from);
+      traced.end(record);
+      return record;
     } catch (err) {
+      traced.fail(err, ctx.redactor);
       // The pass ended and its outcome is not recorded (storage refused it, or a bug): whatever
       // storage holds of the call must not stay `running` until a restart.
       this.options.pending?.add(ctx.record.tenant, ctx.record.id);
@@ -144,9 +158,18 @@ export class Pipeline {
         await this.save(ctx, 'running');
       }
       const started = process.hrtime.bigint();
-      const result = await step.run(ctx);
+      const span = ctx.tracing?.stage(step.name);
+      let result: StageResult;
+      try {
+        result = await step.run(ctx);
+      } catch (err) {
+        if (span) ctx.tracing?.endStage(span, 'threw');
+        throw err;
+      }
       this.options.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
-      this.record(ctx, step.name, result);
+      const entry = this.record(ctx, step.name, result);
+      if (span)
+        ctx.tracing?.endStage(span, entry.decision, 'code' in result ? result.code : undefined);
       switch (result.outcome) {
         case 'continue':
           continue;
@@ -184,7 +207,7 @@ export class Pipeline {
     return this.save(ctx, 'denied');
   }
 
-  private record(ctx: PipelineContext, stage: StageName, result: StageResult): void {
+  private record(ctx: PipelineContext, stage: StageName, result: StageResult): TraceEntry {
     const decision =
       stage === 'execute'
         ? ctx.execution!.status
@@ -199,6 +222,7 @@ export class Pipeline {
     };
     if (result.details) entry.details = result.details;
     ctx.record.trace.push(entry);
+    return entry;
   }
 
   /**
@@ -273,12 +297,15 @@ export class Pipeline {
     if (final)
       step.seal = (last) =>
         signReceipt(receiptPredicate({ ...record, audit: last }), this.options.signer);
+    const span = final ? ctx.tracing?.stage('audit') : undefined;
     try {
       await this.options.store.save(step);
     } catch (err) {
       if (step.consumeApproval) record.approval = null;
+      if (span) ctx.tracing?.endStage(span, 'threw');
       throw err;
     }
+    if (span) ctx.tracing?.endStage(span, 'recorded');
     ctx.pendingApproval = undefined;
     ctx.savedTrace = record.trace.length;
     if (final) this.options.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);

@@ -84,6 +84,8 @@ export interface DemoGatewayOptions {
    * `config.sandbox`, which replaces them whole.
    */
   sandbox?: Partial<Omit<SandboxConfig, 'pool'>> & { pool?: Partial<PoolConfig> };
+  /** The gateway's log (default none: `logLevel` silent unless `config` names one). */
+  logger?: GatewayDeps['logger'];
 }
 
 /**
@@ -92,7 +94,7 @@ export interface DemoGatewayOptions {
  */
 export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<DemoGateway> {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
-  const config = loadConfig({ dataDir, port: 0, demo: true, ...o.config }, {});
+  const config = loadConfig({ dataDir, port: 0, demo: true, logLevel: 'silent', ...o.config }, {});
   if (o.sandbox) {
     const { pool, ...rest } = o.sandbox;
     config.sandbox = { ...config.sandbox, ...rest, pool: { ...config.sandbox.pool, ...pool } };
@@ -109,6 +111,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
   const executions = new Map<string, number>();
   const gateway = await Gateway.open(config, {
     ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.logger ? { logger: o.logger } : {}),
     nativeHandlers: (native) => {
       countExecutions(native, executions);
       registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl'));

@@ -10,6 +10,8 @@ import { MetaKey, recordResult, refusalResult } from './results.js';
 import { registerPassThrough } from './upstreams.js';
 import { IDEMPOTENCY_KEY } from '../request-parsing.js';
 import type { GatewayServices } from '../services.js';
+import { callerSpanContext } from '../trace-context.js';
+import type { InvocationTelemetry } from '../../invocation/index.js';
 
 /** Options of {@link createSessionServer}. */
 interface SessionServerOptions {
@@ -126,6 +128,7 @@ export function createSessionServer(options: SessionServerOptions): Server {
         environment,
         idempotencyKey: key as string,
         ...(approvalId !== undefined ? { approvalId } : {}),
+        telemetry: telemetryOf(options.log, meta),
       });
       return project(server, recordResult(record, extra));
     } catch (err) {
@@ -135,6 +138,15 @@ export function createSessionServer(options: SessionServerOptions): Server {
   });
   if (s.mcp) registerPassThrough(server, { services: { ...s, mcp: s.mcp }, principal: p, closure });
   return server;
+}
+
+/**
+ * The call's log and, when `_meta` carries W3C Trace Context (`traceparent`, `tracestate`, as
+ * MCP clients propagate it), the caller's span as the invocation span's parent.
+ */
+function telemetryOf(log: FastifyBaseLogger, meta: Record<string, unknown>): InvocationTelemetry {
+  const parent = callerSpanContext(meta);
+  return parent ? { log: log.child({ traceId: parent.traceId }), parent } : { log };
 }
 
 function project(server: Server, result: CallToolResult): CallToolResult {

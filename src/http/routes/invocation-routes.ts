@@ -78,6 +78,7 @@ export function invocationRoutes(s: GatewayServices): Route[] {
           environment: stringField(body, 'environment'),
           idempotencyKey: key,
           ...optionals(body),
+          telemetry: { log: req.log, ...(req.traceParent ? { parent: req.traceParent } : {}) },
         });
         return { status: invocationStatusCode(record), body: record };
       },

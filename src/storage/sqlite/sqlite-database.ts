@@ -55,6 +55,7 @@ export class SqliteDatabase {
   }[] = [];
   private scheduled = false;
   private readonly commitListeners = new Set<() => void>();
+  private readonly errorListeners = new Set<(code: string) => void>();
   private readonly state = new ResourceLifecycle('the database');
   /** Why the last write failed for storage reasons, until a write or a probe succeeds again. */
   private failing: string | null = null;
@@ -242,7 +243,18 @@ export class SqliteDatabase {
     return this.failing;
   }
 
+  /**
+   * Calls `listener` with the SQLite error code (`SQLITE_FULL`, `SQLITE_IOERR`…) of each write
+   * storage refused; a write's own error (a refused request, a constraint) is not reported.
+   * Returns the unsubscribe.
+   */
+  onStorageError(listener: (code: string) => void): () => void {
+    this.errorListeners.add(listener);
+    return () => this.errorListeners.delete(listener);
+  }
+
   private failed(code: string): void {
+    for (const l of this.errorListeners) l(code);
     this.failing = `storage refuses writes (${code})`;
     if (this.probeTimer || this.dir === null) return;
     this.probeTimer = setInterval(() => this.probe(), PROBE_INTERVAL_MS);

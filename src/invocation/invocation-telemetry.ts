@@ -1,0 +1,130 @@
+import {
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  isSpanContextValid,
+  trace,
+} from '@opentelemetry/api';
+import type { Attributes, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Redactor } from '../secrets/index.js';
+import type { InvocationRecord } from './invocation-record.js';
+
+/** A structured log (pino's `Logger` fits): one JSON line per call, fields first. */
+export interface InvocationLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+  /** A log whose every line also carries `fields`. */
+  child(fields: Record<string, unknown>): InvocationLog;
+}
+
+/**
+ * Where one pass of a call reports, from the request that caused it: the caller's span (the
+ * invocation span becomes its child) and the request's log (its lines carry the request id).
+ * Never part of the request or its hash; a retry with the same key may bring another.
+ */
+export interface InvocationTelemetry {
+  parent?: SpanContext;
+  log?: InvocationLog;
+}
+
+/**
+ * A tracer that records nothing (a provider without a delegate hands out the API's no-op tracer,
+ * whatever is registered globally): what the pipeline uses when tracing is off. Its spans only
+ * carry the parent's context, so a caller's trace id still reaches the log.
+ */
+export function noopTracer(): Tracer {
+  return new ProxyTracerProvider().getTracer('gatehouse');
+}
+
+/** The span and log of one pass of the pipeline over a call. */
+export class InvocationTrace {
+  /** The invocation span; stage spans are its children. */
+  readonly span: Span;
+  /** The call's log: every line carries the invocation id and, when there is one, the trace id. */
+  readonly log: InvocationLog | undefined;
+
+  constructor(
+    private readonly tracer: Tracer,
+    record: InvocationRecord,
+    telemetry: InvocationTelemetry | undefined,
+    fallbackLog: InvocationLog | undefined,
+  ) {
+    const parent = telemetry?.parent;
+    this.span = tracer.startSpan(
+      'invocation',
+      {
+        attributes: {
+          'gatehouse.invocation.id': record.id,
+          'gatehouse.tenant': record.tenant,
+          'gatehouse.project': record.project,
+          'gatehouse.environment': record.environment,
+          'gatehouse.tool.id': record.tool.id,
+          'gatehouse.tool.version': record.tool.version,
+          'gatehouse.agent.id': record.agent.id,
+          'gatehouse.invocation.attempt': record.attempt,
+        },
+      },
+      parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
+    );
+    const context = this.span.spanContext();
+    this.log = (telemetry?.log ?? fallbackLog)?.child({
+      invocationId: record.id,
+      ...(isSpanContextValid(context) ? { traceId: context.traceId } : {}),
+    });
+  }
+
+  /** A child span of the invocation span, for one stage. End it with {@link endStage}. */
+  stage(name: string): Span {
+    return this.tracer.startSpan(
+      `stage ${name}`,
+      { attributes: { 'gatehouse.stage': name } },
+      trace.setSpan(ROOT_CONTEXT, this.span),
+    );
+  }
+
+  /** Ends a stage span with its decision (and code, when it denied or failed). */
+  endStage(span: Span, decision: string, code?: string): void {
+    const attributes: Attributes = { 'gatehouse.stage.decision': decision };
+    if (code !== undefined) attributes['gatehouse.stage.code'] = code;
+    span.setAttributes(attributes);
+    if (decision === 'fail' || decision === 'failed' || decision === 'uncertain')
+      span.setStatus({ code: SpanStatusCode.ERROR, ...(code ? { message: code } : {}) });
+    span.end();
+  }
+
+  /** Ends the invocation span with the status the pass left the call in, and logs it. */
+  end(record: InvocationRecord): void {
+    this.span.setAttribute('gatehouse.invocation.status', record.status);
+    if (record.effectiveClass)
+      this.span.setAttribute('gatehouse.effective_class', record.effectiveClass);
+    if (record.error) this.span.setAttribute('gatehouse.error.code', record.error.code);
+    if (record.status === 'failed' || record.status === 'uncertain')
+      this.span.setStatus({ code: SpanStatusCode.ERROR, message: record.error?.code ?? '' });
+    this.span.end();
+    this.log?.info(
+      {
+        tool: `${record.tool.id}@${record.tool.version}`,
+        status: record.status,
+        ...(record.error ? { code: record.error.code, stage: record.error.stage } : {}),
+      },
+      `invocation ${record.status}`,
+    );
+  }
+
+  /**
+   * Ends the invocation span of a pass that threw (a bug or a storage failure) and logs the cause,
+   * its message and stack passed through the call's redactor: they may quote tool data.
+   */
+  fail(err: unknown, redactor: Redactor): void {
+    const e = err instanceof Error ? err : new Error(String(err));
+    const message = redactor.redactText(e.message).text;
+    const stack = redactor.redactText(e.stack ?? '').text;
+    this.span.recordException({ name: e.name, message, stack });
+    this.span.setStatus({ code: SpanStatusCode.ERROR, message });
+    this.span.end();
+    this.log?.error(
+      { err: { type: e.name, message, stack, code: (e as { code?: unknown }).code } },
+      'invocation pass failed',
+    );
+  }
+}
