@@ -36,7 +36,7 @@ afterEach(async () => {
   g = undefined;
 });
 
-describe('structured JSON logs', () => {
+describe('structured JSON logs', { timeout: 120_000 }, () => {
   it('a call logs its outcome with the request id, the invocation id and the caller’s trace id', async () => {
     const { logger, lines } = memoryLogger();
     g = await startDemoGateway({ logger });
