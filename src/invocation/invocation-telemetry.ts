@@ -73,23 +73,15 @@ export class InvocationTrace {
     });
   }
 
-  /** A child span of the invocation span, for one stage. End it with {@link endStage}. */
-  stage(name: string): Span {
-    return this.tracer.startSpan(
-      `stage ${name}`,
-      { attributes: { 'gatehouse.stage': name } },
-      trace.setSpan(ROOT_CONTEXT, this.span),
+  /** A child span of the invocation span, for one stage. */
+  stage(name: string): StageSpan {
+    return new StageSpan(
+      this.tracer.startSpan(
+        `stage ${name}`,
+        { attributes: { 'gatehouse.stage': name } },
+        trace.setSpan(ROOT_CONTEXT, this.span),
+      ),
     );
-  }
-
-  /** Ends a stage span with its decision (and code, when it denied or failed). */
-  endStage(span: Span, decision: string, code?: string): void {
-    const attributes: Attributes = { 'gatehouse.stage.decision': decision };
-    if (code !== undefined) attributes['gatehouse.stage.code'] = code;
-    span.setAttributes(attributes);
-    if (decision === 'fail' || decision === 'failed' || decision === 'uncertain')
-      span.setStatus({ code: SpanStatusCode.ERROR, ...(code ? { message: code } : {}) });
-    span.end();
   }
 
   /** Ends the invocation span with the status the pass left the call in, and logs it. */
@@ -128,3 +120,23 @@ export class InvocationTrace {
     );
   }
 }
+
+/** The span of one stage of one pass. */
+export class StageSpan {
+  constructor(private readonly span: Span) {}
+
+  /**
+   * Ends the span with the stage's decision (and code, when it denied or failed); `threw` when the
+   * stage threw instead of deciding. A failure, an uncertain effect or a throw marks it an error.
+   */
+  end(decision: string, code?: string): void {
+    const attributes: Attributes = { 'gatehouse.stage.decision': decision };
+    if (code !== undefined) attributes['gatehouse.stage.code'] = code;
+    this.span.setAttributes(attributes);
+    if (ERRORS.has(decision))
+      this.span.setStatus({ code: SpanStatusCode.ERROR, ...(code ? { message: code } : {}) });
+    this.span.end();
+  }
+}
+
+const ERRORS = new Set(['fail', 'failed', 'uncertain', 'threw']);

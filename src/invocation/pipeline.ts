@@ -128,7 +128,7 @@ export class Pipeline {
     const traced = new InvocationTrace(this.tracer, ctx.record, ctx.telemetry, this.options.log);
     ctx.tracing = traced;
     try {
-      const record = await this.pass(ctx, from);
+      const record = await this.pass(ctx, from, traced);
       traced.end(record);
       return record;
     } catch (err) {
@@ -148,7 +148,11 @@ export class Pipeline {
     return ctx.tool!.stored.descriptor.timeoutMs ?? this.options.defaultTimeoutMs;
   }
 
-  private async pass(ctx: PipelineContext, from: StageName): Promise<InvocationRecord> {
+  private async pass(
+    ctx: PipelineContext,
+    from: StageName,
+    traced: InvocationTrace,
+  ): Promise<InvocationRecord> {
     ctx.markQueued = async () => {
       await this.save(ctx, 'queued');
     };
@@ -158,18 +162,17 @@ export class Pipeline {
         await this.save(ctx, 'running');
       }
       const started = process.hrtime.bigint();
-      const span = ctx.tracing?.stage(step.name);
+      const span = traced.stage(step.name);
       let result: StageResult;
       try {
         result = await step.run(ctx);
       } catch (err) {
-        if (span) ctx.tracing?.endStage(span, 'threw');
+        span.end('threw');
         throw err;
       }
       this.options.metrics?.stage(step.name, Number(process.hrtime.bigint() - started) / 1e9);
       const entry = this.record(ctx, step.name, result);
-      if (span)
-        ctx.tracing?.endStage(span, entry.decision, 'code' in result ? result.code : undefined);
+      span.end(entry.decision, 'code' in result ? result.code : undefined);
       switch (result.outcome) {
         case 'continue':
           continue;
@@ -302,10 +305,10 @@ export class Pipeline {
       await this.options.store.save(step);
     } catch (err) {
       if (step.consumeApproval) record.approval = null;
-      if (span) ctx.tracing?.endStage(span, 'threw');
+      span?.end('threw');
       throw err;
     }
-    if (span) ctx.tracing?.endStage(span, 'recorded');
+    span?.end('recorded');
     ctx.pendingApproval = undefined;
     ctx.savedTrace = record.trace.length;
     if (final) this.options.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);

@@ -3,6 +3,7 @@ import { loadTracingConfig } from '../../src/app/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import type { ExportedSpan } from '../helpers/otlp-receiver.js';
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -20,8 +21,9 @@ afterEach(async () => {
   await receiver.close();
 });
 
-async function open(protocol: 'http/json' | 'http/protobuf'): Promise<DemoGateway> {
+async function open(protocol: 'http/json' | 'http/protobuf', listen = false): Promise<DemoGateway> {
   g = await startDemoGateway({
+    listen,
     config: {
       tracing: loadTracingConfig({
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -121,6 +123,26 @@ describe(
       const server = only(spans, 'POST /v1/invocations');
       expect(server.parentSpanId ?? '').toBe('');
       expect(res.headers.traceparent).toBe(`00-${server.traceId}-${server.spanId}-01`);
+    });
+
+    it('a tools/call on /mcp takes the caller’s trace from _meta traceparent', async () => {
+      const gw = await open('http/json', true);
+      const { client } = await connectMcp(`${gw.url!}/mcp`, gw.tokens.agent);
+      try {
+        const r = await client.callTool({
+          name: 'demo_echo__1_0_0',
+          arguments: { message: 'over mcp' },
+          _meta: { traceparent: TRACEPARENT },
+        });
+        expect(r.isError ?? false).toBe(false);
+      } finally {
+        await client.close();
+      }
+      await gw.stop();
+      const invocation = only(receiver.spans(), 'invocation');
+      expect(invocation.traceId).toBe(CALLER_TRACE);
+      expect(invocation.parentSpanId).toBe(CALLER_SPAN);
+      expect(invocation.attributes['gatehouse.invocation.status']).toBe('observed');
     });
 
     it('exports OTLP protobuf by default (the specification’s default protocol)', async () => {
