@@ -24,6 +24,7 @@ export interface InvocationLog {
  */
 export interface InvocationTelemetry {
   parent?: SpanContext;
+  /** Its lines already carry the parent's `traceId` when there is a parent. */
   log?: InvocationLog;
 }
 
@@ -67,9 +68,14 @@ export class InvocationTrace {
       parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
     );
     const context = this.span.spanContext();
+    // A trace id the log does not carry yet: a trace this span started (no parent, or no log
+    // of the request's).
+    const newTrace =
+      isSpanContextValid(context) &&
+      (telemetry?.log === undefined || context.traceId !== parent?.traceId);
     this.log = (telemetry?.log ?? fallbackLog)?.child({
       invocationId: record.id,
-      ...(isSpanContextValid(context) ? { traceId: context.traceId } : {}),
+      ...(newTrace ? { traceId: context.traceId } : {}),
     });
   }
 

@@ -38,7 +38,7 @@ afterEach(async () => {
 
 describe('structured JSON logs', { timeout: 120_000 }, () => {
   it('a call logs its outcome with the request id, the invocation id and the caller’s trace id', async () => {
-    const { logger, lines } = memoryLogger();
+    const { logger, lines, text } = memoryLogger();
     g = await startDemoGateway({ logger });
     const res = await g.inject<InvocationRecord>('POST', '/v1/invocations', {
       token: g.tokens.agent,
@@ -58,6 +58,9 @@ describe('structured JSON logs', { timeout: 120_000 }, () => {
       status: 'observed',
     });
     expect(Number.isNaN(Date.parse(line!.time as string))).toBe(false);
+    // Each field once: the request's trace id is not repeated by the call's log.
+    const raw = text.find((l) => l.includes('"invocation observed"'))!;
+    expect(raw.match(/"traceId"/g)).toHaveLength(1);
   });
 
   it('a 500 names its request id, and the log line with that id holds the cause', async () => {
