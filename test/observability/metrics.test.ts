@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { requireInTest } from '../helpers/prerequisites.js';
@@ -54,7 +53,7 @@ describe('/metrics of the gateway’s state', { timeout: 120_000 }, () => {
     const second = gw.invoke(gw.tokens.agent, 'm-second', call('demo/sh', { script: 'true' }));
     await until(gw, 'gatehouse_queue_depth{pool="default"}', 1);
     const done = await Promise.all([first, second]);
-    expect(done.map((r) => (r.body as InvocationRecord).status)).toEqual(['observed', 'observed']);
+    expect(done.map((r) => r.body.status)).toEqual(['observed', 'observed']);
     await until(gw, 'gatehouse_queue_depth{pool="default"}', 0);
     await until(gw, 'gatehouse_leases_in_use{pool="default"}', 0);
   });
