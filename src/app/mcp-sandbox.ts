@@ -47,6 +47,7 @@ export class McpSandbox {
           tenant: server.tenant,
           pool: this.options.pool,
           holder: `mcp/${server.id}`,
+          agent: null,
           resources: this.options.resources,
           timeoutMs: LEASE_TTL_MS,
           readOnlyMounts,

@@ -101,6 +101,7 @@ export async function openExecution(options: {
       egressAllow: sc.egressAllow,
       queueBudgetMs: sc.queueBudgetMs,
       attemptTtlMs: sc.attemptTtlMs,
+      idleAttemptsPerAgent: sc.idleAttemptsPerAgent,
     },
   });
   executors.set('shell', new ShellExecutor(sandbox));

@@ -28,6 +28,8 @@ export interface SandboxConfig {
   queueBudgetMs: number;
   /** How long an attempt's shared lease (and worktree) lives after its last call. */
   attemptTtlMs: number;
+  /** Most idle attempt leases an agent keeps; past it the least recently used are ended. */
+  idleAttemptsPerAgent: number;
   /** Hosts sandboxes may reach through the egress proxy, unless a descriptor lists its own. */
   egressAllow: string[];
   /** Repositories worktrees are made from, by name. */
@@ -48,6 +50,13 @@ export const MCP_POOL: PoolConfig = {
 /** The sandbox configuration from `GATEHOUSE_*` variables and defaults. */
 export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): SandboxConfig {
   const pool = keyValues(env.GATEHOUSE_POOL, 'GATEHOUSE_POOL');
+  const quotas = keyValues(env.GATEHOUSE_LEASE_QUOTAS, 'GATEHOUSE_LEASE_QUOTAS');
+  for (const key of Object.keys(quotas))
+    if (!['tenant', 'agent', 'idleAttempts'].includes(key))
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `GATEHOUSE_LEASE_QUOTAS: unknown key ${JSON.stringify(key)}; the keys are tenant, agent and idleAttempts.`,
+      );
   return {
     enabled: env.GATEHOUSE_SANDBOX !== 'off',
     root:
@@ -62,10 +71,15 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): Sand
       memoryBytes: (num(pool.memoryMb, 'GATEHOUSE_POOL memoryMb') ?? 4096) * 1024 * 1024,
       gpus: num(pool.gpus, 'GATEHOUSE_POOL gpus') ?? 0,
       leases: num(pool.leases, 'GATEHOUSE_POOL leases') ?? 8,
+      quotas: {
+        tenantLeases: num(quotas.tenant, 'GATEHOUSE_LEASE_QUOTAS tenant') ?? 4,
+        agentLeases: num(quotas.agent, 'GATEHOUSE_LEASE_QUOTAS agent') ?? 2,
+      },
     },
     defaults: { cpus: 1, memoryMb: 512, pids: 128 },
     queueBudgetMs: num(env.GATEHOUSE_QUEUE_BUDGET_MS, 'GATEHOUSE_QUEUE_BUDGET_MS') ?? 10_000,
     attemptTtlMs: num(env.GATEHOUSE_ATTEMPT_TTL_MS, 'GATEHOUSE_ATTEMPT_TTL_MS') ?? 30 * 60_000,
+    idleAttemptsPerAgent: num(quotas.idleAttempts, 'GATEHOUSE_LEASE_QUOTAS idleAttempts') ?? 1,
     egressAllow: egressAllow(env.GATEHOUSE_EGRESS_ALLOW),
     repositories: keyValues(env.GATEHOUSE_REPOSITORIES, 'GATEHOUSE_REPOSITORIES'),
     reapIntervalMs: num(env.GATEHOUSE_REAP_INTERVAL_MS, 'GATEHOUSE_REAP_INTERVAL_MS') ?? 30_000,

@@ -3,6 +3,8 @@ import type { Clock, IdGenerator, LedgerEntries } from '../core/index.js';
 import { transitionLease } from './lease.js';
 import type { Lease, LeaseResources } from './lease.js';
 import type { LeaseStore } from './lease-store.js';
+import { quotaBreach } from './lease-quotas.js';
+import type { LeaseOwner, LeaseQuotas, QuotaBreach } from './lease-quotas.js';
 
 /** A pool of execution capacity, from configuration. */
 export interface PoolConfig {
@@ -12,7 +14,12 @@ export interface PoolConfig {
   gpus: number;
   /** Most leases at once. */
   leases: number;
+  /** Per-tenant and per-agent limits within the pool; none when absent. */
+  quotas?: LeaseQuotas;
 }
+
+/** Capacity promised to a waiter let in from the queue, until its lease is stored. */
+type Reservation = LeaseOwner & { resources: LeaseResources };
 
 /** What a lease is asked for. */
 export type LeaseRequest = Omit<
@@ -33,19 +40,21 @@ export interface AcquireOptions {
 
 interface Waiter {
   request: LeaseRequest;
-  resolve: (reservation: { pool: string; resources: LeaseResources }) => void;
+  resolve: (reservation: Reservation) => void;
 }
 
 /**
- * Execution capacity (DESIGN §4): pools with totals, leases against them, and a FIFO queue in
- * which a request waits within its budget. Leases are durable; active ones count against their
- * pool until released or reaped, also across a restart.
+ * Execution capacity (DESIGN §4): pools with totals and per-tenant and per-agent quotas, leases
+ * against them, and a fair queue in which a request waits within its budget: the next let in is
+ * the waiter, within its quotas, of the tenant that holds the fewest leases of the pool (oldest
+ * first among equals), and a request over its quota never holds up another tenant's. Leases are
+ * durable; active ones count against their pool until released or reaped, also across a restart.
  */
 export class ExecutionCapacity {
   private readonly active = new Map<string, Lease>();
   private readonly queue: Waiter[] = [];
   /** Capacity promised to waiters let in from the queue, until their leases are stored. */
-  private readonly reserved = new Set<{ pool: string; resources: LeaseResources }>();
+  private readonly reserved = new Set<Reservation>();
 
   private constructor(
     private readonly options: {
@@ -64,7 +73,8 @@ export class ExecutionCapacity {
     pools: PoolConfig[];
   }): Promise<ExecutionCapacity> {
     const c = new ExecutionCapacity(options);
-    for (const lease of await options.store.active()) c.active.set(lease.id, lease);
+    for (const lease of await options.store.active())
+      c.active.set(lease.id, { ...lease, agent: lease.agent ?? null });
     return c;
   }
 
@@ -84,8 +94,10 @@ export class ExecutionCapacity {
 
   /**
    * A lease for `request`, waiting in line within the budget when capacity is short.
-   * @throws GatehouseError CAPACITY_EXHAUSTED (transient, retryable: nothing ran) when the
-   *   budget runs out or the call is aborted while waiting; INVALID_INPUT when the request can
+   * @throws GatehouseError QUOTA_EXCEEDED (retryable, nothing ran; `details.scope` says whose
+   *   quota, `tenant` or `agent`) when the budget runs out while the request is over a quota;
+   *   CAPACITY_EXHAUSTED (transient, retryable: nothing ran) when the budget runs out short of
+   *   capacity or the call is aborted while waiting; INVALID_INPUT when the request can
    *   never fit its pool (more GPUs, CPU or memory than the pool has) or names no pool.
    */
   async acquire(request: LeaseRequest, options: AcquireOptions): Promise<Lease> {
@@ -98,8 +110,11 @@ export class ExecutionCapacity {
     const never = neverFits(pool, request.resources);
     if (never)
       throw new GatehouseError(ErrorCode.INVALID_INPUT, never, { details: { pool: pool.name } });
-    let reservation: { pool: string; resources: LeaseResources } | undefined;
-    if (this.queue.length > 0 || !this.fits(pool, request.resources)) {
+    let reservation: Reservation | undefined;
+    const ahead = this.queue.some(
+      (w) => w.request.pool === pool.name && this.breach(pool, w.request) === null,
+    );
+    if (ahead || this.breach(pool, request) !== null || !this.fits(pool, request.resources)) {
       await options.onQueued?.();
       reservation = await this.wait(request, pool, options);
     }
@@ -196,6 +211,22 @@ export class ExecutionCapacity {
     };
   }
 
+  /** The quota `request` would go over now, counting leases and promises of its pool. */
+  private breach(pool: PoolConfig, request: LeaseOwner): QuotaBreach | null {
+    return quotaBreach(pool.quotas, { ...request, agent: request.agent ?? null }, [
+      ...this.active.values(),
+      ...this.reserved,
+    ]);
+  }
+
+  /** How many leases (and promises) of `pool` the tenant holds now. */
+  private heldBy(pool: string, tenant: string): number {
+    let n = 0;
+    for (const l of [...this.active.values(), ...this.reserved])
+      if (l.pool === pool && l.tenant === tenant) n += 1;
+    return n;
+  }
+
   private used(pool: string): LeaseResources & { leases: number } {
     const used = { cpus: 0, memoryBytes: 0, gpus: 0, pids: 0, leases: 0 };
     for (const l of [...this.active.values(), ...this.reserved]) {
@@ -223,9 +254,9 @@ export class ExecutionCapacity {
     request: LeaseRequest,
     pool: PoolConfig,
     options: AcquireOptions,
-  ): Promise<{ pool: string; resources: LeaseResources }> {
+  ): Promise<Reservation> {
     return new Promise((resolve, reject) => {
-      let reservation: { pool: string; resources: LeaseResources } | undefined;
+      let reservation: Reservation | undefined;
       const waiter: Waiter = {
         request,
         resolve: (r) => {
@@ -243,12 +274,15 @@ export class ExecutionCapacity {
           this.wake();
         } else resolve(reservation!);
       };
-      const exhausted = (why: string) =>
-        new GatehouseError(
+      const exhausted = (why: string) => {
+        const over = this.breach(pool, request);
+        if (over) return overQuota(over, pool, options.budgetMs);
+        return new GatehouseError(
           ErrorCode.CAPACITY_EXHAUSTED,
           `No capacity in pool ${pool.name} ${why}; nothing ran — retry later.`,
           { details: { pool: pool.name, budgetMs: options.budgetMs, retryable: true } },
         );
+      };
       const timer = setTimeout(
         () => finish(exhausted(`within the ${options.budgetMs} ms queue budget`)),
         options.budgetMs,
@@ -260,19 +294,59 @@ export class ExecutionCapacity {
     });
   }
 
-  /** Lets the head of the queue in if it fits (FIFO: a large request is not overtaken). */
+  /**
+   * Lets waiters in while they fit: per pool, the next is the waiter within its quotas whose
+   * tenant holds the fewest leases of the pool, oldest first among equals; if it does not fit,
+   * none after it goes in (a large request is not overtaken by smaller ones).
+   */
   private wake(): void {
-    const head = this.queue[0];
-    if (!head) return;
-    const pool = this.options.pools.find((p) => p.name === head.request.pool)!;
-    if (this.fits(pool, head.request.resources)) {
-      this.queue.shift();
-      const reservation = { pool: pool.name, resources: head.request.resources };
-      this.reserved.add(reservation);
-      head.resolve(reservation);
-      this.wake();
+    for (const pool of this.options.pools) {
+      for (;;) {
+        const next = this.nextWaiter(pool);
+        if (!next || !this.fits(pool, next.request.resources)) break;
+        this.queue.splice(this.queue.indexOf(next), 1);
+        const r = next.request;
+        const reservation: Reservation = {
+          pool: pool.name,
+          tenant: r.tenant,
+          agent: r.agent,
+          resources: r.resources,
+        };
+        this.reserved.add(reservation);
+        next.resolve(reservation);
+      }
     }
   }
+
+  private nextWaiter(pool: PoolConfig): Waiter | undefined {
+    let best: { waiter: Waiter; held: number } | undefined;
+    for (const waiter of this.queue) {
+      if (waiter.request.pool !== pool.name || this.breach(pool, waiter.request) !== null) continue;
+      const held = this.heldBy(pool.name, waiter.request.tenant);
+      if (!best || held < best.held) best = { waiter, held };
+    }
+    return best?.waiter;
+  }
+}
+
+/** The refusal of a request that stayed over a quota for its whole budget. */
+function overQuota(over: QuotaBreach, pool: PoolConfig, budgetMs: number): GatehouseError {
+  const whose = over.scope === 'agent' ? `Agent ${over.holder}` : `Tenant ${over.holder}`;
+  return new GatehouseError(
+    ErrorCode.QUOTA_EXCEEDED,
+    `${whose} holds ${over.held} of its ${over.limit} leases in pool ${pool.name} (its ${over.scope} quota) and none ended within the ${budgetMs} ms queue budget; nothing ran — retry when one of its calls or attempts has ended.`,
+    {
+      details: {
+        pool: pool.name,
+        scope: over.scope,
+        [over.scope]: over.holder,
+        limit: over.limit,
+        held: over.held,
+        budgetMs,
+        retryable: true,
+      },
+    },
+  );
 }
 
 function withoutTtl(r: LeaseRequest): Omit<LeaseRequest, 'ttlMs'> {

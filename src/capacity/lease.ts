@@ -44,6 +44,11 @@ export interface Lease {
   pool: string;
   /** `invocation/<id>` or `attempt/<runId>/<attemptId>`. */
   holder: string;
+  /**
+   * The agent (principal) whose call asked for it, counted against its quota; null for a lease
+   * no agent asked for (an MCP upstream's). Leases stored before agents were recorded lack it.
+   */
+  agent: string | null;
   status: LeaseStatus;
   resources: LeaseResources;
   timeoutMs: number;

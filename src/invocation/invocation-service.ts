@@ -424,7 +424,11 @@ export class InvocationService {
 }
 
 /** Failures before any effect that a retry with the same key runs again, as a new attempt. */
-const RETRYABLE = new Set([ErrorCode.CAPACITY_EXHAUSTED, QUEUE_INTERRUPTED]);
+const RETRYABLE = new Set([
+  ErrorCode.CAPACITY_EXHAUSTED,
+  ErrorCode.QUOTA_EXCEEDED,
+  QUEUE_INTERRUPTED,
+]);
 
 function shutdownReason(): Error {
   return Object.assign(new Error('Gatehouse is shutting down'), { code: 'SHUTDOWN' });

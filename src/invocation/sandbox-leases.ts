@@ -13,6 +13,11 @@ export interface SandboxDefaults {
   queueBudgetMs: number;
   /** How long an attempt's shared lease lives after its last call. */
   attemptTtlMs: number;
+  /**
+   * Most attempt leases one agent may keep idle (no call using them); past it the least recently
+   * used are ended, workspace and all, so idle attempts do not sit on capacity for their TTL.
+   */
+  idleAttemptsPerAgent: number;
 }
 
 /** What a descriptor may ask of its sandbox (`descriptor.sandbox`). */
@@ -39,6 +44,8 @@ export interface HeldLease {
 /** What a call asks for. */
 export interface LeaseAsk {
   tenant: string;
+  /** The agent (principal) that asked; its lease quota and idle-attempt cap apply. */
+  agent: string;
   invocationId: string;
   runId: string | null;
   attemptId: string | null;
@@ -82,7 +89,8 @@ export class SandboxLeases {
   }
 
   /**
-   * A lease for one call. @throws GatehouseError CAPACITY_EXHAUSTED (retryable, nothing ran) or
+   * A lease for one call. @throws GatehouseError CAPACITY_EXHAUSTED or QUOTA_EXCEEDED (the
+   *   tenant's or the agent's lease quota is full; both retryable, nothing ran) or
    * INVALID_INPUT (the call can never fit, an unknown repository or ref).
    */
   async hold(ask: LeaseAsk): Promise<HeldLease> {
@@ -109,10 +117,44 @@ export class SandboxLeases {
         } finally {
           release();
         }
+        await this.endIdleBeyondCap(ask.tenant, ask.agent);
       });
     } catch (err) {
       release();
       throw err;
+    }
+  }
+
+  /**
+   * Ends the agent's least recently used idle attempt leases beyond its cap. Each is ended in its
+   * attempt's turn, so a call of that attempt either finishes first or finds a fresh lease.
+   */
+  private async endIdleBeyondCap(tenant: string, agent: string): Promise<void> {
+    const cap = this.options.defaults.idleAttemptsPerAgent;
+    const idle = () =>
+      this.options.capacity
+        .activeLeases()
+        .filter(
+          (l) =>
+            l.tenant === tenant &&
+            l.agent === agent &&
+            l.holder.startsWith('attempt/') &&
+            !this.inUse.has(l.id),
+        )
+        .sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
+    for (let over = idle(); over.length > cap; over = idle()) {
+      const oldest = over[0]!;
+      const release = await this.attempts.acquire(`${tenant}\u0000${oldest.holder}`);
+      try {
+        if (idle()[0]?.id !== oldest.id) continue;
+        await this.options.workspaces.remove(oldest.id, oldest.worktree ? 'worktree' : 'plain');
+        await this.options.capacity.release(
+          oldest,
+          `agent ${agent} kept more than ${cap} idle attempt lease(s); the least recently used ends`,
+        );
+      } finally {
+        release();
+      }
     }
   }
 
@@ -154,6 +196,7 @@ export class SandboxLeases {
     return this.options.capacity.acquire(
       {
         tenant: ask.tenant,
+        agent: ask.agent,
         pool: n.pool ?? d.pool,
         holder,
         resources: {

@@ -36,6 +36,7 @@ export async function sandboxStage(
   try {
     const held = await leases.hold({
       tenant: record.tenant,
+      agent: record.principal,
       invocationId: record.id,
       runId: record.runId,
       attemptId: record.attemptId,
