@@ -18,6 +18,11 @@ export interface ReaperOptions {
   onPass?: () => Promise<unknown>;
   /** How often to run (default 30 s). */
   intervalMs?: number;
+  /**
+   * Told of each lease or workspace a pass could not clean up; the pass goes on with the rest
+   * and the next pass tries again. Default: a process warning.
+   */
+  onError?: (what: string, err: unknown) => void;
 }
 
 /**
@@ -42,23 +47,39 @@ export class Reaper {
     const reaped: string[] = [];
     for (const lease of this.options.capacity.activeLeases()) {
       if (this.options.inUse(lease)) continue;
-      const expired = Date.parse(lease.expiresAt) <= now;
-      const done = !expired && (await this.options.holderDone(lease));
-      if (!expired && !done) continue;
-      await this.options.capacity.reap(
-        lease,
-        expired
-          ? `expired at ${lease.expiresAt}; reaped at ${isoTime(now)}`
-          : `its holder ${lease.holder} is done; reaped at ${isoTime(now)}`,
-      );
-      reaped.push(lease.id);
+      // One lease that cannot be reaped (its holder unreadable, storage failing) stops no other.
+      await this.attempt(`lease ${lease.id}`, async () => {
+        const expired = Date.parse(lease.expiresAt) <= now;
+        const done = !expired && (await this.options.holderDone(lease));
+        if (!expired && !done) return;
+        await this.options.capacity.reap(
+          lease,
+          expired
+            ? `expired at ${lease.expiresAt}; reaped at ${isoTime(now)}`
+            : `its holder ${lease.holder} is done; reaped at ${isoTime(now)}`,
+        );
+        reaped.push(lease.id);
+      });
     }
-    await this.options.onPass?.();
+    if (this.options.onPass) await this.attempt('the pass hook', this.options.onPass);
     const live = new Set(this.options.capacity.activeLeases().map((l) => l.id));
-    for (const id of await this.options.workspaces()) {
-      if (!live.has(id)) await this.options.removeWorkspace(id);
+    const onDisk = (await this.attempt('the workspace list', this.options.workspaces)) ?? [];
+    for (const id of onDisk) {
+      // One workspace that cannot be removed never keeps the others on disk.
+      if (!live.has(id))
+        await this.attempt(`workspace ${id}`, () => this.options.removeWorkspace(id));
     }
     return reaped;
+  }
+
+  /** Runs one step of a pass; a failure is reported and the pass goes on. */
+  private async attempt<T>(what: string, step: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await step();
+    } catch (err) {
+      (this.options.onError ?? warn)(what, err);
+      return undefined;
+    }
   }
 
   /** Runs a pass now and then every interval. */
@@ -77,4 +98,10 @@ export class Reaper {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+function warn(what: string, err: unknown): void {
+  process.emitWarning(`the reaper could not clean up ${what}: ${(err as Error).message}`, {
+    code: 'GATEHOUSE_REAPER',
+  });
 }

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
+import { removeTree } from './remove-tree.js';
 
 const run = promisify(execFile);
 
@@ -75,10 +76,11 @@ export class Workspaces {
    * Removes a lease's workspace; for a worktree (or when the caller cannot tell, e.g. a leftover
    * the reaper found) also prunes the repositories' worktree registrations. What the workspace
    * holds decides nothing: the sandbox wrote it. A plain workspace spawns nothing, since a spawn
-   * from the gateway's large process costs milliseconds of its event loop. Safe to repeat.
+   * from the gateway's large process costs milliseconds of its event loop. No depth defeats it
+   * ({@link removeTree}). Safe to repeat.
    */
   async remove(leaseId: string, kind: 'plain' | 'worktree' | 'unknown' = 'unknown'): Promise<void> {
-    await rm(this.pathFor(leaseId), { recursive: true, force: true });
+    await removeTree(this.pathFor(leaseId));
     if (kind === 'plain') return;
     await Promise.all(
       Object.values(this.options.repositories).map((repo) =>

@@ -1,30 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ExecutionCapacity } from '../../src/capacity/index.js';
-import type { Lease, LeaseRequest, LeaseStore } from '../../src/capacity/index.js';
+import type { LeaseRequest } from '../../src/capacity/index.js';
 import { isGatehouseError } from '../../src/core/index.js';
-
-/** Leases in memory: the unit under test is the queue's order, not storage. */
-class MemoryLeaseStore implements LeaseStore {
-  readonly rows = new Map<string, Lease>();
-  insert(lease: Lease): Promise<void> {
-    this.rows.set(lease.id, lease);
-    return Promise.resolve();
-  }
-  update(lease: Lease): Promise<void> {
-    this.rows.set(lease.id, lease);
-    return Promise.resolve();
-  }
-  active(): Promise<Lease[]> {
-    return Promise.resolve([...this.rows.values()].filter((l) => l.status === 'active'));
-  }
-  activeFor(tenant: string, holder: string): Promise<Lease | undefined> {
-    return Promise.resolve(
-      [...this.rows.values()].find(
-        (l) => l.status === 'active' && l.tenant === tenant && l.holder === holder,
-      ),
-    );
-  }
-}
+import { MemoryLeaseStore } from '../helpers/memory-lease-store.js';
 
 async function open(quotas = { tenantLeases: 10, agentLeases: 10 }): Promise<ExecutionCapacity> {
   let n = 0;

@@ -16,7 +16,7 @@ let repo: string;
 beforeAll(async () => {
   // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
   g = await startDemoGateway({
-    sandbox: { attemptTtlMs: ATTEMPT_TTL_MS, reapIntervalMs: 3_600_000 },
+    sandbox: { attemptTtlMs: ATTEMPT_TTL_MS, reapIntervalMs: 3_600_000, idleAttemptsPerAgent: 2 },
   });
   repo = g.gateway.config.sandbox.repositories.demo!;
   agent = await publishAgent(g, 'worktree-agent', [
