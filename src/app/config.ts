@@ -21,6 +21,10 @@ export interface GatewayConfig {
   db?: string;
   /** Output beyond this many bytes is cut and kept whole as an artifact. */
   maxOutputBytes: number;
+  /** Most bytes of each output stream of a call kept in its artifact; a flood past it is cut. */
+  maxArtifactBytes: number;
+  /** How long artifacts are kept; older ones are removed by the reaper. 0 keeps them forever. */
+  artifactRetentionMs: number;
   /** Execute-stage timeout for descriptors that set none. */
   defaultTimeoutMs: number;
   /** `full` fsyncs each group commit; `normal` survives process crashes only. */
@@ -71,6 +75,14 @@ export function loadConfig(
       flags.maxOutputBytes ??
       int(env.GATEHOUSE_MAX_OUTPUT_BYTES, 'GATEHOUSE_MAX_OUTPUT_BYTES') ??
       64 * 1024,
+    maxArtifactBytes:
+      flags.maxArtifactBytes ??
+      int(env.GATEHOUSE_MAX_ARTIFACT_BYTES, 'GATEHOUSE_MAX_ARTIFACT_BYTES') ??
+      16 * 1024 * 1024,
+    artifactRetentionMs:
+      flags.artifactRetentionMs ??
+      int(env.GATEHOUSE_ARTIFACT_RETENTION_MS, 'GATEHOUSE_ARTIFACT_RETENTION_MS') ??
+      30 * 24 * 3600 * 1000,
     defaultTimeoutMs:
       flags.defaultTimeoutMs ?? int(env.GATEHOUSE_TIMEOUT_MS, 'GATEHOUSE_TIMEOUT_MS') ?? 30_000,
     synchronous: flags.synchronous ?? sync(env.GATEHOUSE_SYNCHRONOUS) ?? 'full',

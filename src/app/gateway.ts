@@ -172,7 +172,19 @@ export class Gateway {
       const store = new SqliteInvocationStore(db);
       // First settle what a crash left running, so the reaper finds those leases orphaned.
       const recovered = await recoverInterrupted({ store, signer: keyring, clock });
-      execution = await openExecution({ config, db, clock, ids, invocations: store });
+      const artifacts = new FileArtifactStore(join(config.dataDir, 'artifacts'));
+      execution = await openExecution({
+        config,
+        db,
+        clock,
+        ids,
+        invocations: store,
+        // Artifact retention rides on the reaper's passes; 0 keeps artifacts forever.
+        sweep: () =>
+          config.artifactRetentionMs > 0
+            ? artifacts.removeOlderThan(clock.now() - config.artifactRetentionMs)
+            : Promise.resolve(0),
+      });
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
       const broker = execution.broker;
@@ -243,7 +255,7 @@ export class Gateway {
         executors,
         store,
         signer: keyring,
-        artifacts: new FileArtifactStore(join(config.dataDir, 'artifacts')),
+        artifacts,
         clock,
         metrics,
         tracer: tracing.tracer,
@@ -252,6 +264,7 @@ export class Gateway {
         broker: execution.broker,
         ...(execution.leases ? { leases: execution.leases } : {}),
         maxOutputBytes: config.maxOutputBytes,
+        maxArtifactBytes: config.maxArtifactBytes,
         defaultTimeoutMs: config.defaultTimeoutMs,
         environmentNames: (tenant, project) =>
           directory.environmentsOf(tenant, project).map((e) => e.name),

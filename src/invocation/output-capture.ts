@@ -17,14 +17,17 @@ export interface CapturedStream {
   /** Bytes the (redacted) stream had in all. */
   bytes: number;
   truncated: boolean;
-  /** SHA-256 of the artifact holding the whole redacted stream, when it was cut. */
+  /** SHA-256 of the artifact holding the redacted stream (whole, or its first bytes), when cut. */
   artifact?: string;
+  /** Bytes the artifact holds, when it could not hold the whole stream (its bound was reached). */
+  artifactBytes?: number;
 }
 
 /**
  * Captures one output stream of a tool: every chunk is redacted first, the first `maxBytes` are
- * kept in memory, and everything is spooled to an artifact so a cut output stays whole on disk.
- * Memory stays bounded however much the tool writes.
+ * kept in memory, and up to `maxArtifactBytes` are spooled to an artifact so a cut output stays on
+ * disk, whole unless it floods past that bound. Memory and disk stay bounded however much the
+ * tool writes.
  */
 export class OutputCapture {
   private readonly decoder = new StringDecoder('utf8');
@@ -32,11 +35,13 @@ export class OutputCapture {
   private keptBytes = 0;
   private bytes = 0;
   private writer: ArtifactWriter | undefined;
+  private spooled = 0;
 
   constructor(
     private readonly artifacts: ArtifactStore,
     private readonly redaction: StreamRedaction,
     private readonly maxBytes: number,
+    private readonly maxArtifactBytes = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Takes one chunk as the tool wrote it. */
@@ -53,7 +58,13 @@ export class OutputCapture {
       return { text: this.kept, bytes: this.bytes, truncated: false };
     }
     const artifact = await this.writer!.finish();
-    return { text: this.kept, bytes: this.bytes, truncated: true, artifact };
+    return {
+      text: this.kept,
+      bytes: this.bytes,
+      truncated: true,
+      artifact,
+      ...(this.spooled < this.bytes ? { artifactBytes: this.spooled } : {}),
+    };
   }
 
   /** What the redaction removed from this stream. */
@@ -79,11 +90,20 @@ export class OutputCapture {
     // The stream outgrew the bound: spool all of it (what was kept, then the rest) to an artifact.
     if (this.writer === undefined) {
       this.writer = this.artifacts.writer();
-      this.writer.write(Buffer.from(this.kept, 'utf8'));
+      this.spool(Buffer.from(this.kept, 'utf8'));
     }
-    this.writer.write(buf);
+    this.spool(buf);
     if (room <= 0) return;
     this.kept += utf8Prefix(text, room);
     this.keptBytes += room;
+  }
+
+  /** Appends to the artifact up to its bound; the rest of a flood is counted, not kept. */
+  private spool(buf: Buffer): void {
+    const room = this.maxArtifactBytes - this.spooled;
+    if (room <= 0) return;
+    const part = buf.length <= room ? buf : buf.subarray(0, room);
+    this.writer!.write(part);
+    this.spooled += part.length;
   }
 }

@@ -60,6 +60,8 @@ export interface PipelineOptions {
   log?: InvocationLog;
   /** Output beyond this many bytes is cut and kept whole as an artifact (default 64 KiB). */
   maxOutputBytes: number;
+  /** Most bytes each output stream of a call keeps in its artifact. */
+  maxArtifactBytes?: number;
   /** Execute-stage timeout for descriptors that set none. */
   defaultTimeoutMs: number;
   /** Names of the environments of a project, for the validation stage's message. */
@@ -112,6 +114,7 @@ export class Pipeline {
                 options.artifacts,
                 c.redactor.stream(),
                 streamBound(options.maxOutputBytes),
+                options.maxArtifactBytes,
               ),
           ),
       },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
 
@@ -66,6 +66,40 @@ export class FileArtifactStore implements ArtifactStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw err;
     }
+  }
+
+  /**
+   * Removes artifacts (and abandoned temporary files) last written before `cutoffMs` (epoch ms):
+   * the retention sweep. A removed artifact's digest stays in its record; fetching it then answers
+   * not found. Safe to repeat. @returns how many files were removed.
+   */
+  async removeOlderThan(cutoffMs: number): Promise<number> {
+    let removed = 0;
+    const sweep = async (dir: string, depth: number): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const path = join(dir, e.name);
+        if (e.isDirectory() && depth === 0 && /^[0-9a-f]{2}$/.test(e.name)) {
+          await sweep(path, 1);
+          continue;
+        }
+        if (!e.isFile()) continue;
+        const written = await stat(path).then(
+          (s) => s.mtimeMs,
+          () => Number.POSITIVE_INFINITY,
+        );
+        if (written >= cutoffMs) continue;
+        await rm(path, { force: true });
+        removed += 1;
+      }
+    };
+    await sweep(this.dir, 0);
+    return removed;
   }
 
   private tmpPath(): string {

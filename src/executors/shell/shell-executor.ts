@@ -1,4 +1,9 @@
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import type {
+  CapturedStream,
+  ExecutionRequest,
+  ExecutionResult,
+  Executor,
+} from '../../invocation/index.js';
 import { abortCode } from '../../invocation/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
@@ -117,8 +122,8 @@ export class ShellExecutor implements Executor {
       exitCode: result.exitCode,
       stdout: out.text,
       stderr: err.text,
-      ...(out.truncated ? { stdoutTruncated: { bytes: out.bytes, artifact: out.artifact } } : {}),
-      ...(err.truncated ? { stderrTruncated: { bytes: err.bytes, artifact: err.artifact } } : {}),
+      ...(out.truncated ? { stdoutTruncated: cut(out) } : {}),
+      ...(err.truncated ? { stderrTruncated: cut(err) } : {}),
       usage: result.usage,
       durationMs: result.durationMs,
     };
@@ -163,3 +168,15 @@ export class ShellExecutor implements Executor {
  * TIMEOUT (the execute stage's timer), or the `code` the aborter gave (REVOKED, SHUTDOWN), or
  * ABORTED.
  */
+
+/**
+ * How a cut stream is described in the output: its size and artifact, and when a flood outgrew
+ * the artifact's bound too, how many of its bytes the artifact keeps.
+ */
+function cut(s: CapturedStream): { bytes: number; artifact?: string; artifactBytes?: number } {
+  return {
+    bytes: s.bytes,
+    ...(s.artifact !== undefined ? { artifact: s.artifact } : {}),
+    ...(s.artifactBytes !== undefined ? { artifactBytes: s.artifactBytes } : {}),
+  };
+}
