@@ -83,6 +83,7 @@ export async function openExecution(options: {
   const workspaces = new Workspaces({
     root: join(sc.root, 'workspaces'),
     repositories: sc.repositories,
+    maxBytes: sc.workspaceMb * 1024 * 1024,
   });
   const egress = new EgressProxy({
     dir: join(sc.root, 'egress'),

@@ -28,6 +28,8 @@ export interface SandboxConfig {
   queueBudgetMs: number;
   /** How long an attempt's shared lease (and worktree) lives after its last call. */
   attemptTtlMs: number;
+  /** Most MiB a lease's workspace may hold (a tmpfs of that size); 0 = unbounded. */
+  workspaceMb: number;
   /** Most idle attempt leases an agent keeps; past it the least recently used are ended. */
   idleAttemptsPerAgent: number;
   /** Hosts sandboxes may reach through the egress proxy, unless a descriptor lists its own. */
@@ -79,6 +81,7 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): Sand
     defaults: { cpus: 1, memoryMb: 512, pids: 128 },
     queueBudgetMs: num(env.GATEHOUSE_QUEUE_BUDGET_MS, 'GATEHOUSE_QUEUE_BUDGET_MS') ?? 10_000,
     attemptTtlMs: num(env.GATEHOUSE_ATTEMPT_TTL_MS, 'GATEHOUSE_ATTEMPT_TTL_MS') ?? 30 * 60_000,
+    workspaceMb: num(env.GATEHOUSE_WORKSPACE_MB, 'GATEHOUSE_WORKSPACE_MB') ?? 1024,
     idleAttemptsPerAgent: num(quotas.idleAttempts, 'GATEHOUSE_LEASE_QUOTAS idleAttempts') ?? 1,
     egressAllow: egressAllow(env.GATEHOUSE_EGRESS_ALLOW),
     repositories: keyValues(env.GATEHOUSE_REPOSITORIES, 'GATEHOUSE_REPOSITORIES'),

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readdir } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
@@ -23,15 +23,47 @@ export interface Workspace {
  * Each lives under `root/<leaseId>`, so the reaper can find and remove what a crash left.
  */
 export class Workspaces {
-  constructor(private readonly options: { root: string; repositories: Record<string, string> }) {}
+  constructor(
+    private readonly options: {
+      root: string;
+      repositories: Record<string, string>;
+      /**
+       * Most bytes a workspace may hold: each is then a tmpfs of this size mounted at its path
+       * (the gateway runs as root), so a call that writes more gets ENOSPC and the host disk is
+       * untouched; its pages count against the writing run's memory limit. 0 = no bound.
+       */
+      maxBytes?: number;
+    },
+  ) {}
 
-  /** An empty directory for a lease, owned by the sandbox user. */
+  /** An empty directory for a lease, owned by the sandbox user (a bounded tmpfs when bounded). */
   async fresh(leaseId: string): Promise<Workspace> {
     const path = this.pathFor(leaseId);
     await this.prepareRoot();
     await mkdir(path, { mode: 0o700 });
+    await this.bound(path);
     await chown(path, SANDBOX_UID, SANDBOX_UID);
     return { path, readOnlyMounts: [] };
+  }
+
+  /**
+   * Mounts a tmpfs of `maxBytes` at `path`, when bounded.
+   * @throws GatehouseError UNAVAILABLE when it cannot be mounted (not root): set the bound to 0.
+   */
+  private async bound(path: string): Promise<void> {
+    const max = this.options.maxBytes ?? 0;
+    if (max <= 0) return;
+    const opts = `size=${max},mode=0700,uid=${SANDBOX_UID},gid=${SANDBOX_UID},nosuid,nodev`;
+    try {
+      await run('mount', ['-t', 'tmpfs', '-o', opts, 'gatehouse-workspace', path]);
+    } catch (err) {
+      await rm(path, { recursive: true, force: true });
+      throw new GatehouseError(
+        ErrorCode.UNAVAILABLE,
+        `Cannot mount the ${max}-byte workspace of a lease (it needs root): ${(err as { stderr?: string }).stderr?.trim() ?? (err as Error).message}. Run as root or set GATEHOUSE_WORKSPACE_MB=0 to leave workspaces unbounded.`,
+        { cause: err },
+      );
+    }
   }
 
   /**
@@ -48,6 +80,8 @@ export class Workspaces {
     }
     const path = this.pathFor(leaseId);
     await this.prepareRoot();
+    await mkdir(path, { mode: 0o700 });
+    await this.bound(path);
     try {
       await run('git', ['-C', repo, 'worktree', 'add', '--detach', path, ref]);
     } catch (err) {
@@ -75,12 +109,17 @@ export class Workspaces {
   /**
    * Removes a lease's workspace; for a worktree (or when the caller cannot tell, e.g. a leftover
    * the reaper found) also prunes the repositories' worktree registrations. What the workspace
-   * holds decides nothing: the sandbox wrote it. A plain workspace spawns nothing, since a spawn
-   * from the gateway's large process costs milliseconds of its event loop. No depth defeats it
+   * holds decides nothing: the sandbox wrote it. An unbounded plain workspace spawns nothing, since
+   * a spawn from the gateway's large process costs milliseconds of its event loop; a bounded one
+   * spawns one `umount`. No depth defeats it
    * ({@link removeTree}). Safe to repeat.
    */
   async remove(leaseId: string, kind: 'plain' | 'worktree' | 'unknown' = 'unknown'): Promise<void> {
-    await removeTree(this.pathFor(leaseId));
+    const path = this.pathFor(leaseId);
+    // A bounded workspace is a tmpfs: unmounting drops its contents at once, whatever they are.
+    if ((this.options.maxBytes ?? 0) > 0)
+      await run('umount', ['--lazy', path]).catch(() => undefined);
+    await removeTree(path);
     if (kind === 'plain') return;
     await Promise.all(
       Object.values(this.options.repositories).map((repo) =>
