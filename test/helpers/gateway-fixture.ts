@@ -9,6 +9,7 @@ import type { PoolConfig } from '../../src/capacity/index.js';
 import type { Clock } from '../../src/core/index.js';
 import type { NativeHandler } from '../../src/executors/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
+import { unmountUnder } from './tmpfs.js';
 
 /** The native executor handed to `GatewayDeps.nativeHandlers`. */
 export type NativeRegistry = Parameters<NonNullable<GatewayDeps['nativeHandlers']>>[0];
@@ -171,6 +172,7 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     async close() {
       await gateway.close();
       if (!removed && o.dataDir === undefined) {
+        unmountUnder(root);
         rmSync(dataDir, { recursive: true, force: true });
         if (root !== dataDir) rmSync(root, { recursive: true, force: true });
       }

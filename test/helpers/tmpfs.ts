@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { missingCommand } from './prerequisites.js';
@@ -30,4 +30,19 @@ export function mountSmallDisk(sizeMb: number, prefix = 'gatehouse-disk-'): Smal
       rmSync(path, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Unmounts every mount point under `dir` (deepest first): a gateway's bounded workspaces are
+ * tmpfs mounts that outlive it (as they outlive a crash, for attempts that span a restart), so a
+ * test removing its temporary sandbox directory unmounts them first.
+ */
+export function unmountUnder(dir: string): void {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  const points = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1]?.replace(/\\040/g, ' '))
+    .filter((p): p is string => p !== undefined && p.startsWith(prefix))
+    .sort((a, b) => b.length - a.length);
+  for (const p of points) spawnSync('umount', ['--lazy', p]);
 }
