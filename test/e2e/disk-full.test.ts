@@ -25,7 +25,8 @@ beforeAll(async () => {
   disk = mountSmallDisk(48);
   g = await startDemoGateway({
     dataDir: join(disk.path, 'data'),
-    sandbox: { root: join(disk.path, 'sandbox') },
+    // Workspaces on the same small disk as the data (not each its own tmpfs), so a call can fill it.
+    sandbox: { root: join(disk.path, 'sandbox'), workspaceMb: 0 },
     listen: true,
   });
   agent = await publishAgent(g, 'disk-agent', [shTool('test/disk-sh')]);
