@@ -31,7 +31,7 @@ export type {
   StoredSecret,
 } from './secret-store.js';
 export { Redactor, patternRedactor } from './redactor.js';
-export type { BrokeredValue, RedactorOptions } from './redactor.js';
+export type { BrokeredValue, RedactJsonOptions, RedactorOptions } from './redactor.js';
 export type { StreamRedactor } from './stream-redactor.js';
 export { RemovalEncoding, RemovalTally, redactionMarker } from './redaction.js';
 export type { Removal } from './redaction.js';

@@ -46,8 +46,13 @@ export class RedactionScanner {
   /** How many characters before a match a hit may take in (a base64 fragment's quanta). */
   readonly reachBack: number;
 
-  /** @throws IllegalStateError when a rule's source has a capturing group or matches nothing. */
-  constructor(rules: readonly RedactionRule[]) {
+  /**
+   * With `foldCase`, every rule matches in any letter case: for channels that fold case (host
+   * names are lower-cased by the egress proxy), where a value's case-changed form must still go.
+   * @throws IllegalStateError when a rule's source has a capturing group or matches nothing.
+   */
+  constructor(rules: readonly RedactionRule[], foldCase = false) {
+    const flags = foldCase ? 'i' : '';
     for (const rule of rules) {
       const groups = new RegExp(`${rule.source}|`).exec('')?.length ?? 0;
       if (groups !== 1 || new RegExp(`^(?:${rule.source})$`).test('')) {
@@ -57,10 +62,10 @@ export class RedactionScanner {
       }
     }
     this.#rules = rules;
-    this.#combined = join(rules, 'g');
-    this.#sticky = rules.map((r) => new RegExp(r.source, 'y'));
+    this.#combined = join(rules, `g${flags}`);
+    this.#sticky = rules.map((r) => new RegExp(r.source, `y${flags}`));
     this.#brokeredRules = rules.filter((r) => r.encoding !== undefined);
-    this.#brokered = join(this.#brokeredRules, '');
+    this.#brokered = join(this.#brokeredRules, flags);
     this.holdBack = Math.max(0, ...rules.map((r) => (r.window ?? r.maxLength) + r.lookahead));
     this.reachBack = Math.max(0, ...rules.map((r) => r.edges?.before ?? 0));
   }

@@ -2,7 +2,7 @@ import { IllegalStateError } from '../core/index.js';
 import { brokeredForms } from './redaction-forms.js';
 import { RedactionScanner } from './redaction-scanner.js';
 import { RemovalTally } from './redaction.js';
-import type { Removal } from './redaction.js';
+import type { RedactionRule, Removal } from './redaction.js';
 import { SECRET_PATTERNS } from './secret-patterns.js';
 import { StreamRedactor } from './stream-redactor.js';
 
@@ -18,6 +18,15 @@ export interface RedactorOptions {
   patterns?: boolean;
 }
 
+/** Options of {@link Redactor.redactJson}. */
+export interface RedactJsonOptions {
+  /**
+   * The value went through a channel that folds letter case (a host name the egress proxy
+   * lower-cased): brokered values are also removed in any case, in every form.
+   */
+  foldCase?: boolean;
+}
+
 /**
  * Removes secrets from tool output, errors, traces, audit records and receipts: every brokered
  * value of the call in its plain, base64, hex, URL-encoded and JSON-escaped forms, and known secret
@@ -26,6 +35,9 @@ export interface RedactorOptions {
  */
 export class Redactor {
   readonly #scanner: RedactionScanner;
+  /** The brokered forms, for the case-folding scanner. */
+  readonly #forms: readonly RedactionRule[];
+  #folded: RedactionScanner | undefined;
 
   /**
    * Builds the one combined matcher for the call's values (each in all its forms; empty values are
@@ -38,6 +50,7 @@ export class Redactor {
       .filter((r) => !seen.has(r.source) && seen.add(r.source))
       // At one position the longest form wins, so a value inside another is not half-removed.
       .sort((a, b) => b.maxLength - a.maxLength);
+    this.#forms = forms;
     this.#scanner = new RedactionScanner([
       ...forms,
       ...((options.patterns ?? true) ? SECRET_PATTERNS : []),
@@ -56,11 +69,16 @@ export class Redactor {
    * own enumerable keys); numbers, booleans, null and undefined are kept as they are.
    * @throws IllegalStateError when the value contains a cycle.
    */
-  redactJson<T>(value: T): { value: T; removals: Removal[] } {
+  redactJson<T>(value: T, options: RedactJsonOptions = {}): { value: T; removals: Removal[] } {
     const tally = new RemovalTally();
     const path = new Set<object>();
+    const folded = options.foldCase === true ? this.#foldedScanner() : undefined;
+    const text = (s: string): string => {
+      const once = this.#redact(s, tally);
+      return folded ? redactWith(folded, once, tally) : once;
+    };
     const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') return this.#redact(v, tally);
+      if (typeof v === 'string') return text(v);
       if (typeof v !== 'object' || v === null) return v;
       const json = (v as { toJSON?: unknown }).toJSON;
       if (typeof json === 'function') return walk((json as () => unknown).call(v));
@@ -70,7 +88,7 @@ export class Redactor {
         if (Array.isArray(v)) return v.map(walk);
         const out: Record<string, unknown> = {};
         for (const [key, inner] of Object.entries(v)) {
-          const k = this.#redact(key, tally);
+          const k = text(key);
           const value = walk(inner);
           // defineProperty only where assignment would not make a key ("__proto__"): it costs
           // several times a plain assignment, and every call's trace is walked here.
@@ -101,9 +119,20 @@ export class Redactor {
   }
 
   #redact(text: string, tally: RemovalTally): string {
-    const { hits } = this.#scanner.scan(text, 0, false);
-    return hits.length === 0 ? text : this.#scanner.rewrite(text, 0, text.length, hits, tally);
+    return redactWith(this.#scanner, text, tally);
   }
+
+  /** The brokered forms matched in any letter case; compiled on first use. */
+  #foldedScanner(): RedactionScanner | undefined {
+    if (this.#forms.length === 0) return undefined;
+    this.#folded ??= new RedactionScanner(this.#forms, true);
+    return this.#folded;
+  }
+}
+
+function redactWith(scanner: RedactionScanner, text: string, tally: RemovalTally): string {
+  const { hits } = scanner.scan(text, 0, false);
+  return hits.length === 0 ? text : scanner.rewrite(text, 0, text.length, hits, tally);
 }
 
 let shared: Redactor | undefined;
