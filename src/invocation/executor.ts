@@ -46,6 +46,11 @@ export type ExecutionResult = (
   | { status: 'uncertain'; code: string; message: string; output?: unknown }
 ) & {
   /**
+   * The output as the tool produced it, before redaction, where the executor redacted while
+   * capturing (shell streams): only its digest is kept (`sha256Full`). Never stored.
+   */
+  full?: unknown;
+  /**
    * Secret values the executor's connection holds beyond the call's own credentials (an MCP
    * upstream's connection credentials): the execute stage adds them to the call's redactor and
    * drops them from the result. Never stored.

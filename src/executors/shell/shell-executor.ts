@@ -127,6 +127,8 @@ export class ShellExecutor implements Executor {
       usage: result.usage,
       durationMs: result.durationMs,
     };
+    // The output as the tool wrote it, for the digest of the full output (never stored).
+    const full = { ...output, stdout: out.raw, stderr: err.raw };
     const canHaveEffect = req.effectiveClass !== 'read';
     if (!result.started)
       return {
@@ -148,18 +150,20 @@ export class ShellExecutor implements Executor {
             : `LIMIT_${killed.toUpperCase()}`;
       const message = `the tool was killed (${killed}${killed === 'timeout' ? ` after ${lease.limits.timeoutMs} ms` : ''}) while running`;
       return canHaveEffect
-        ? { status: 'uncertain', code, message, output }
-        : { status: 'failed', code, message, output };
+        ? { status: 'uncertain', code, message, output, full }
+        : { status: 'failed', code, message, output, full };
     }
-    if (result.exitCode === 0) return { status: 'observed', output };
+    if (result.exitCode === 0) return { status: 'observed', output, full };
     const declared = (c.failureExitCodes ?? []).includes(result.exitCode ?? -1);
     const message = `the tool exited with code ${result.exitCode ?? result.signal}${declared ? ', which its descriptor declares a failure before any effect' : ''}`;
-    if (declared || !canHaveEffect) return { status: 'failed', code: 'EXIT_CODE', message, output };
+    if (declared || !canHaveEffect)
+      return { status: 'failed', code: 'EXIT_CODE', message, output, full };
     return {
       status: 'uncertain',
       code: 'EXIT_CODE',
       message: `${message}; the descriptor does not declare it, so an effect may have happened`,
       output,
+      full,
     };
   }
 }

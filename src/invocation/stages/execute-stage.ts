@@ -62,7 +62,7 @@ export async function executeStage(
     delete result.secretsRedactor;
   }
   ctx.execution = result;
-  const egress = record.egress;
+  const egress = ctx.egress;
   if (egress.length === 0) return { outcome: 'continue', reason: describe(result) };
   const refused = egress.filter((d) => !d.allowed).length;
   return {

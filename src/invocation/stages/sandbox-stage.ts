@@ -45,7 +45,7 @@ export async function sandboxStage(
       credentials: ctx.credentials ?? { env: {}, files: [], leases: [] },
       signal: ctx.controller.signal,
       onQueued: () => ctx.markQueued(),
-      onEgress: (decision) => record.egress.push(decision),
+      onEgress: (decision) => ctx.egress.push(decision),
     });
     ctx.held = held;
     ctx.cleanup.push(() => held.done());

@@ -1,15 +1,17 @@
 import { canonicalJson, sha256Hex, utf8Prefix } from '../../core/index.js';
 import type { ArtifactStore } from '../../audit/index.js';
 import { RemovalTally } from '../../secrets/index.js';
-import type { Removal } from '../../secrets/index.js';
+import { sanitizeExecution } from '../sanitized-execution.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
- * Stage 9: removes the call's brokered credential values (in their encodings) and known secret
- * patterns from the output, the error and the trace; bounds the output's size (the whole output
- * is kept as a content-addressed artifact); records digests of the full and the returned output
- * and what was removed (kinds, never values); tags provenance.
+ * Stage 9: makes the execution safe to keep, through its one sanitized view
+ * ({@link sanitizeExecution}): the call's brokered credential values (in their encodings) and
+ * known secret patterns leave the output, the error, the egress log and the trace. Bounds the
+ * output's size (the whole sanitized output is kept as a content-addressed artifact); records
+ * digests of the full output (before redaction) and of the returned one, and what was removed
+ * (kinds, never values); tags provenance.
  */
 export async function sanitizeStage(
   ctx: PipelineContext,
@@ -17,31 +19,29 @@ export async function sanitizeStage(
   maxOutputBytes: number,
 ): Promise<StageResult> {
   const { record } = ctx;
-  const execution = ctx.execution!;
+  const view = sanitizeExecution(
+    { result: ctx.execution!, egress: ctx.egress, trace: record.trace },
+    ctx.redactor,
+  );
+  ctx.sanitized = view;
   record.provenance = {
     tool: record.tool.id,
     version: record.tool.version,
     invocation: record.id,
     untrusted: true,
   };
-  const removals: Removal[] = [];
-  const clean = <T>(value: T): T => {
-    const r = ctx.redactor.redactJson(value);
-    removals.push(...r.removals);
-    return r.value;
-  };
-  record.trace = clean(record.trace);
-  if (execution.status !== 'observed') execution.message = clean(execution.message);
-  const raw = execution.output;
+  record.trace = view.trace;
+  record.egress = view.egress;
+  const { output } = view.result;
   let note = 'no output';
-  if (raw !== undefined) {
-    const output = clean(raw);
+  if (view.sha256Full !== undefined) {
+    const { sha256Full } = view;
     const full = canonicalJson(output ?? null);
     const bytes = Buffer.byteLength(full);
-    const sha256Full = sha256Hex(full);
+    const sha256Sanitized = sha256Hex(full);
     if (bytes <= maxOutputBytes) {
       record.output = output ?? null;
-      record.outputInfo = { sha256Full, sha256Sanitized: sha256Full, bytes, truncated: false };
+      record.outputInfo = { sha256Full, sha256Sanitized, bytes, truncated: false };
       note = `output of ${bytes} bytes is within the ${maxOutputBytes}-byte bound`;
     } else {
       const artifact = await artifacts.put(Buffer.from(full));
@@ -62,6 +62,7 @@ export async function sanitizeStage(
       note = `output of ${bytes} bytes cut to the ${maxOutputBytes}-byte bound; kept whole as artifact ${artifact}`;
     }
   }
+  const removals = view.removals;
   const tally = new RemovalTally();
   for (const r of [...record.redactions, ...removals, ...ctx.captures.flatMap((c) => c.removals())])
     tally.add(r.kind, r.encoding, r.count);
