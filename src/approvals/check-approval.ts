@@ -1,3 +1,4 @@
+import type { DenialCode, ErrorCode } from '../core/index.js';
 import type { Approval } from './approval.js';
 import { isExpired } from './approval.js';
 
@@ -10,16 +11,31 @@ export interface ApprovalUse {
   descriptorDigest: string | null;
 }
 
+/** What is wrong with using an approval: a refusal (a request error) or a denial of the call. */
+export type ApprovalProblem =
+  | {
+      kind: 'refuse';
+      code:
+        | typeof ErrorCode.APPROVAL_STALE
+        | typeof ErrorCode.APPROVAL_CONSUMED
+        | typeof ErrorCode.APPROVAL_PENDING;
+      message: string;
+    }
+  | {
+      kind: 'deny';
+      code:
+        | typeof DenialCode.APPROVAL_EXPIRED
+        | typeof DenialCode.APPROVAL_REJECTED
+        | typeof DenialCode.APPROVAL_INVALIDATED;
+      message: string;
+    };
+
 /**
  * Why an approval cannot let this call proceed, or null when it can.
  * `refuse` problems are answered with a 4xx and change nothing (the approval belongs to another
  * request, is consumed or still pending); `deny` problems end the waiting call `denied`.
  */
-export function checkApproval(
-  a: Approval,
-  use: ApprovalUse,
-  now: number,
-): { kind: 'refuse' | 'deny'; code: string; message: string } | null {
+export function checkApproval(a: Approval, use: ApprovalUse, now: number): ApprovalProblem | null {
   if (a.tool.id !== use.tool.id || a.tool.version !== use.tool.version) {
     return {
       kind: 'refuse',

@@ -39,3 +39,14 @@ export {
   jsonProblemError,
 } from './json-text.js';
 export type { JsonProblem, JsonRule } from './json-text.js';
+export {
+  DenialCode,
+  DENIALS,
+  FailureCode,
+  FAILURES,
+  isDenialCode,
+  isFailureCode,
+  isRetryableFailure,
+  AbortReason,
+} from './outcome-codes.js';
+export type { DenialMeaning, FailureMeaning } from './outcome-codes.js';

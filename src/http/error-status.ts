@@ -1,4 +1,5 @@
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { DENIALS, ErrorCode, GatehouseError, isDenialCode } from '../core/index.js';
+import type { DenialCode } from '../core/index.js';
 import type { InvocationRecord } from '../invocation/index.js';
 
 /** Error code → HTTP status: the REST edge's mapping table. */
@@ -28,8 +29,13 @@ export const HTTP_STATUS_OF: Record<ErrorCode, number> = {
   INTERNAL: 500,
 };
 
-/** Denial codes that answer 422 (the request itself is invalid); other denials answer 403. */
-const VALIDATION_DENIALS = new Set(['INVALID_INPUT', 'UNKNOWN_TOOL', 'UNKNOWN_ENVIRONMENT']);
+/**
+ * Denial code → HTTP status of the denied invocation: 422 when the request itself is invalid,
+ * 403 for other denials. Derived from the denial table, so a new code has its status.
+ */
+export const HTTP_STATUS_OF_DENIAL = Object.fromEntries(
+  Object.entries(DENIALS).map(([code, meaning]) => [code, meaning.invalidRequest ? 422 : 403]),
+) as Record<DenialCode, 403 | 422>;
 
 /**
  * The HTTP status of an invocation record (DESIGN §9): 200 for a decided outcome, 202 while
@@ -38,7 +44,9 @@ const VALIDATION_DENIALS = new Set(['INVALID_INPUT', 'UNKNOWN_TOOL', 'UNKNOWN_EN
 export function invocationStatusCode(record: InvocationRecord): number {
   switch (record.status) {
     case 'denied':
-      return VALIDATION_DENIALS.has(record.error?.code ?? '') ? 422 : 403;
+      return isDenialCode(record.error?.code ?? '')
+        ? HTTP_STATUS_OF_DENIAL[record.error!.code as DenialCode]
+        : 403;
     case 'awaiting_approval':
     case 'queued':
     case 'running':

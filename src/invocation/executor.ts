@@ -1,3 +1,4 @@
+import { AbortReason, FailureCode } from '../core/index.js';
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { BrokeredValue, Redactor } from '../secrets/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
@@ -72,12 +73,11 @@ export interface Executor {
 }
 
 /**
- * Why a call's signal was aborted, as an error code: TIMEOUT, the `code` the aborter gave
- * (REVOKED, SHUTDOWN), or ABORTED.
+ * Why a call's signal was aborted, as a failure code: TIMEOUT (the execute stage's timer), the
+ * {@link AbortReason}'s code (REVOKED, SHUTDOWN), or ABORTED.
  */
-export function abortCode(signal: AbortSignal): string {
+export function abortCode(signal: AbortSignal): FailureCode {
   const reason = signal.reason as unknown;
-  if (reason instanceof DOMException && reason.name === 'TimeoutError') return 'TIMEOUT';
-  const code = (reason as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'ABORTED';
+  if (reason instanceof DOMException && reason.name === 'TimeoutError') return FailureCode.TIMEOUT;
+  return reason instanceof AbortReason ? reason.code : FailureCode.ABORTED;
 }

@@ -1,6 +1,8 @@
 import {
+  AbortReason,
   ErrorCode,
   GatehouseError,
+  isRetryableFailure,
   ResourceLifecycle,
   isoTime,
   requestHash,
@@ -17,7 +19,6 @@ import type { InvocationQuery, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
 import type { Pipeline } from './pipeline.js';
 import type { InvocationTelemetry } from './invocation-telemetry.js';
-import { QUEUE_INTERRUPTED } from './recover-interrupted.js';
 
 /** What an agent asks for (DESIGN §9, `POST /v1/invocations`). */
 export interface InvokeRequest {
@@ -160,7 +161,7 @@ export class InvocationService {
           { details: { invocation: existing.id } },
         );
       case 'failed':
-        if (existing.resolution?.effect === 'denied' || RETRYABLE.has(existing.error?.code ?? ''))
+        if (existing.resolution?.effect === 'denied' || isRetryableFailure(existing.error?.code))
           return this.start(principal, req, hash, existing.attempt + 1, existing.id);
         return existing;
       case 'denied':
@@ -232,13 +233,7 @@ export class InvocationService {
   ): Promise<InvocationRecord> {
     const ctx = this.context(principal, existing, telemetry);
     if (problem?.kind === 'refuse') {
-      const code =
-        problem.code === 'APPROVAL_PENDING'
-          ? ErrorCode.APPROVAL_PENDING
-          : problem.code === 'APPROVAL_CONSUMED'
-            ? ErrorCode.APPROVAL_CONSUMED
-            : ErrorCode.APPROVAL_STALE;
-      throw new GatehouseError(code, problem.message, {
+      throw new GatehouseError(problem.code, problem.message, {
         details: { approvalId: approval.id, status: approval.status },
       });
     }
@@ -318,9 +313,7 @@ export class InvocationService {
     let n = 0;
     for (const r of this.running.values()) {
       if (r.tenant === tenant && r.tool === ref) {
-        r.controller.abort(
-          Object.assign(new Error(`${ref} was revoked: ${reason}`), { code: 'REVOKED' }),
-        );
+        r.controller.abort(new AbortReason('REVOKED', `${ref} was revoked: ${reason}`));
         n += 1;
       }
     }
@@ -424,15 +417,8 @@ export class InvocationService {
   }
 }
 
-/** Failures before any effect that a retry with the same key runs again, as a new attempt. */
-const RETRYABLE = new Set([
-  ErrorCode.CAPACITY_EXHAUSTED,
-  ErrorCode.QUOTA_EXCEEDED,
-  QUEUE_INTERRUPTED,
-]);
-
-function shutdownReason(): Error {
-  return Object.assign(new Error('Gatehouse is shutting down'), { code: 'SHUTDOWN' });
+function shutdownReason(): AbortReason {
+  return new AbortReason('SHUTDOWN', 'Gatehouse is shutting down');
 }
 
 function reused(key: string, hash: string, previous: string): GatehouseError {

@@ -1,5 +1,5 @@
 import { EventType, isoTime } from '../core/index.js';
-import type { Clock, OutboxEvent } from '../core/index.js';
+import type { Clock, DenialCode, OutboxEvent } from '../core/index.js';
 import type { Tracer } from '@opentelemetry/api';
 import { signReceipt } from '../audit/index.js';
 import type { ArtifactStore, Signer } from '../audit/index.js';
@@ -207,7 +207,7 @@ export class Pipeline {
   }
 
   /** Ends a call that waits for approval as `denied` at the approval stage (rejected, expired…). */
-  deny(ctx: PipelineContext, code: string, reason: string): Promise<InvocationRecord> {
+  deny(ctx: PipelineContext, code: DenialCode, reason: string): Promise<InvocationRecord> {
     this.record(ctx, 'approval', { outcome: 'deny', code, reason });
     ctx.record.error = { code, message: reason, stage: 'approval' };
     return this.save(ctx, 'denied');

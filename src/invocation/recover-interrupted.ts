@@ -1,4 +1,4 @@
-import { EventType, isoTime } from '../core/index.js';
+import { EventType, FailureCode, isoTime } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { signReceipt } from '../audit/index.js';
 import type { Signer } from '../audit/index.js';
@@ -10,7 +10,7 @@ import { invocationAudit, invocationEvent, invocationSummary } from './invocatio
 import type { TraceEntry } from './stage.js';
 
 /** The error code of a call that waited for capacity when Gatehouse stopped: retryable. */
-export const QUEUE_INTERRUPTED = 'QUEUE_INTERRUPTED';
+export const QUEUE_INTERRUPTED = FailureCode.QUEUE_INTERRUPTED;
 
 /**
  * At start: every invocation left `running` by a stopped or crashed Gatehouse may have had its
@@ -55,7 +55,7 @@ export async function settle(
   o: { store: InvocationStore; signer: Signer; clock: Clock },
   record: InvocationRecord,
   status: 'uncertain' | 'failed',
-  code: string,
+  code: FailureCode,
   reason: string,
   when = 'at restart',
 ): Promise<void> {

@@ -1,3 +1,5 @@
+import type { DenialCode, ErrorCode, FailureCode } from '../core/index.js';
+
 /** The pipeline's stages, in order (DESIGN §3). */
 export const StageName = {
   validation: 'validation',
@@ -51,6 +53,12 @@ export type StageResult =
       reason: string;
       details?: Record<string, unknown>;
     }
-  | { outcome: 'deny'; code: string; reason: string; details?: Record<string, unknown> }
+  | { outcome: 'deny'; code: DenialCode; reason: string; details?: Record<string, unknown> }
   | { outcome: 'suspend'; reason: string; details?: Record<string, unknown> }
-  | { outcome: 'fail'; code: string; reason: string; details?: Record<string, unknown> };
+  | {
+      outcome: 'fail';
+      /** A failure code, or the code of the request error that stopped the stage. */
+      code: FailureCode | ErrorCode;
+      reason: string;
+      details?: Record<string, unknown>;
+    };

@@ -1,4 +1,4 @@
-import { ErrorCode, EventType, GatehouseError, isoTime } from '../core/index.js';
+import { ErrorCode, EventType, FailureCode, GatehouseError, isoTime } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { signReceipt } from '../audit/index.js';
 import type { Signer } from '../audit/index.js';
@@ -82,7 +82,7 @@ export class UncertainEffects {
       ...(effect === 'denied'
         ? {
             error: {
-              code: 'EFFECT_DENIED',
+              code: FailureCode.EFFECT_DENIED,
               message: `the effect did not happen (operator ${principal.id})`,
               stage: 'resolution',
             },

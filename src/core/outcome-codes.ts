@@ -1,0 +1,169 @@
+/**
+ * The codes an invocation ends with when it does not succeed, and what each means. A denial is
+ * governance saying no (the call never ran); a failure is a call that could not run or whose tool
+ * failed (or, for some, may have had an effect: then the call is `uncertain`). The transport
+ * edges key their status tables by these codes, as tRPC keys its status table by its error codes.
+ */
+
+/** Why a stage denied a call (the invocation ends `denied`). */
+export const DenialCode = {
+  UNKNOWN_TOOL: 'UNKNOWN_TOOL',
+  UNKNOWN_ENVIRONMENT: 'UNKNOWN_ENVIRONMENT',
+  INVALID_INPUT: 'INVALID_INPUT',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  TOOL_REVOKED: 'TOOL_REVOKED',
+  POLICY_DENIED: 'POLICY_DENIED',
+  ENVIRONMENT_FROZEN: 'ENVIRONMENT_FROZEN',
+  APPROVAL_REJECTED: 'APPROVAL_REJECTED',
+  APPROVAL_EXPIRED: 'APPROVAL_EXPIRED',
+  APPROVAL_INVALIDATED: 'APPROVAL_INVALIDATED',
+} as const;
+export type DenialCode = (typeof DenialCode)[keyof typeof DenialCode];
+
+/** What a denial code means. */
+export interface DenialMeaning {
+  /** The request itself is invalid (answered 422); other denials are refusals (403). */
+  invalidRequest: boolean;
+  /** The stage that decides it. */
+  stage: 'validation' | 'permission' | 'policy' | 'classification' | 'approval';
+}
+
+/** Every denial code's meaning. No denial is retryable: the same call is denied again. */
+export const DENIALS: { readonly [C in DenialCode]: DenialMeaning } = {
+  UNKNOWN_TOOL: { invalidRequest: true, stage: 'validation' },
+  UNKNOWN_ENVIRONMENT: { invalidRequest: true, stage: 'validation' },
+  INVALID_INPUT: { invalidRequest: true, stage: 'validation' },
+  PERMISSION_DENIED: { invalidRequest: false, stage: 'permission' },
+  TOOL_REVOKED: { invalidRequest: false, stage: 'permission' },
+  POLICY_DENIED: { invalidRequest: false, stage: 'policy' },
+  ENVIRONMENT_FROZEN: { invalidRequest: false, stage: 'classification' },
+  APPROVAL_REJECTED: { invalidRequest: false, stage: 'approval' },
+  APPROVAL_EXPIRED: { invalidRequest: false, stage: 'approval' },
+  APPROVAL_INVALIDATED: { invalidRequest: false, stage: 'approval' },
+};
+
+/** Why a call failed (`failed`), or why its effect is in doubt (`uncertain`). */
+export const FailureCode = {
+  // Decided by the gateway before anything ran.
+  CREDENTIAL_UNAVAILABLE: 'CREDENTIAL_UNAVAILABLE',
+  CREDENTIAL_SCOPE_DENIED: 'CREDENTIAL_SCOPE_DENIED',
+  CREDENTIAL_LEASE_ENDED: 'CREDENTIAL_LEASE_ENDED',
+  INVALID_DESCRIPTOR: 'INVALID_DESCRIPTOR',
+  SANDBOX_UNAVAILABLE: 'SANDBOX_UNAVAILABLE',
+  CAPACITY_EXHAUSTED: 'CAPACITY_EXHAUSTED',
+  QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  QUEUE_INTERRUPTED: 'QUEUE_INTERRUPTED',
+  NO_EXECUTOR: 'NO_EXECUTOR',
+  NO_LEASE: 'NO_LEASE',
+  // Recovery and resolution.
+  GATEWAY_RESTARTED: 'GATEWAY_RESTARTED',
+  EFFECT_DENIED: 'EFFECT_DENIED',
+  // Reported by executors.
+  SANDBOX_SETUP: 'SANDBOX_SETUP',
+  TEMPLATE: 'TEMPLATE',
+  TIMEOUT: 'TIMEOUT',
+  EXIT_CODE: 'EXIT_CODE',
+  LIMIT_MEMORY: 'LIMIT_MEMORY',
+  LIMIT_PIDS: 'LIMIT_PIDS',
+  REVOKED: 'REVOKED',
+  SHUTDOWN: 'SHUTDOWN',
+  ABORTED: 'ABORTED',
+  NO_HANDLER: 'NO_HANDLER',
+  TOOL_ERROR: 'TOOL_ERROR',
+  TOOL_FAILED: 'TOOL_FAILED',
+  INVALID_INPUT: 'INVALID_INPUT',
+  NOT_CONNECTED: 'NOT_CONNECTED',
+  CONNECTION_LOST: 'CONNECTION_LOST',
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  UPSTREAM_REFUSED: 'UPSTREAM_REFUSED',
+  SERVER_UNAVAILABLE: 'SERVER_UNAVAILABLE',
+  SERVER_NOT_FOUND: 'SERVER_NOT_FOUND',
+  SERVER_DEGRADED: 'SERVER_DEGRADED',
+  SERVER_NOT_ACTIVE: 'SERVER_NOT_ACTIVE',
+  TOOL_NOT_BOUND: 'TOOL_NOT_BOUND',
+  TOOL_UNBOUND: 'TOOL_UNBOUND',
+  TOOL_GONE: 'TOOL_GONE',
+  BINDING_MISMATCH: 'BINDING_MISMATCH',
+} as const;
+export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
+
+/** What a failure code means. */
+export interface FailureMeaning {
+  /**
+   * The same call (same idempotency key) runs again instead of answering the stored outcome:
+   * nothing ran, and the cause passes (capacity, a stop while queued).
+   */
+  retryable: boolean;
+}
+
+const final: FailureMeaning = { retryable: false };
+
+/** Every failure code's meaning. */
+export const FAILURES: { readonly [C in FailureCode]: FailureMeaning } = {
+  CREDENTIAL_UNAVAILABLE: final,
+  CREDENTIAL_SCOPE_DENIED: final,
+  CREDENTIAL_LEASE_ENDED: final,
+  INVALID_DESCRIPTOR: final,
+  SANDBOX_UNAVAILABLE: final,
+  CAPACITY_EXHAUSTED: { retryable: true },
+  QUOTA_EXCEEDED: { retryable: true },
+  QUEUE_INTERRUPTED: { retryable: true },
+  NO_EXECUTOR: final,
+  NO_LEASE: final,
+  GATEWAY_RESTARTED: final,
+  EFFECT_DENIED: final,
+  SANDBOX_SETUP: final,
+  TEMPLATE: final,
+  TIMEOUT: final,
+  EXIT_CODE: final,
+  LIMIT_MEMORY: final,
+  LIMIT_PIDS: final,
+  REVOKED: final,
+  SHUTDOWN: final,
+  ABORTED: final,
+  NO_HANDLER: final,
+  TOOL_ERROR: final,
+  TOOL_FAILED: final,
+  INVALID_INPUT: final,
+  NOT_CONNECTED: final,
+  CONNECTION_LOST: final,
+  UPSTREAM_ERROR: final,
+  UPSTREAM_REFUSED: final,
+  SERVER_UNAVAILABLE: final,
+  SERVER_NOT_FOUND: final,
+  SERVER_DEGRADED: final,
+  SERVER_NOT_ACTIVE: final,
+  TOOL_NOT_BOUND: final,
+  TOOL_UNBOUND: final,
+  TOOL_GONE: final,
+  BINDING_MISMATCH: final,
+};
+
+/** True when `code` is a denial code. */
+export function isDenialCode(code: string): code is DenialCode {
+  return Object.hasOwn(DENIALS, code);
+}
+
+/** True when `code` is a failure code. */
+export function isFailureCode(code: string): code is FailureCode {
+  return Object.hasOwn(FAILURES, code);
+}
+
+/** True when a call that failed with `code` runs again on a repeat of the same request. */
+export function isRetryableFailure(code: string | undefined): boolean {
+  return code !== undefined && isFailureCode(code) && FAILURES[code].retryable;
+}
+
+/**
+ * Why a call's controller was aborted: revoked credentials or tool (`REVOKED`), or the gateway
+ * shutting down (`SHUTDOWN`). The execute stage's timer aborts with a `TimeoutError` instead.
+ */
+export class AbortReason extends Error {
+  constructor(
+    readonly code: 'REVOKED' | 'SHUTDOWN',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AbortReason';
+  }
+}
