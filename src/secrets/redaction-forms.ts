@@ -71,9 +71,7 @@ export function brokeredForms(name: string, value: string): RedactionRule[] {
     for (const offset of [0, 1, 2]) {
       const inner = base64Inner(bytes, offset, alphabet);
       if (inner.length < MIN_ENCODED_FORM_LENGTH) continue;
-      const edges = base64Edges(bytes.length, offset);
-      const wrapped = wrappedBase64Form(inner);
-      rules.push({ kind, encoding: alphabet, ...wrapped, lookahead: edges.after, edges });
+      literal(inner, alphabet, base64Edges(bytes.length, offset));
     }
   }
 
@@ -103,28 +101,6 @@ export function base64Inner(bytes: Uint8Array, offset: number, alphabet: 'base64
   const first = Math.ceil((8 * offset) / 6);
   const end = Math.floor((8 * (offset + bytes.length)) / 6);
   return encoded.slice(first, end);
-}
-
-/**
- * A line break a base64 encoder may insert (MIME and PEM wrap at 76 or 64 columns, `base64`
- * without `-w0`), as itself or JSON-escaped.
- */
-const BASE64_BREAK = '(?:\\r?\\n|(?:\\\\r)?\\\\n)?';
-
-/**
- * A base64 fragment as any encoder may write it: wrapped into lines anywhere inside it, and with
- * `/` written `\/` (JSON encoders that escape the slash).
- */
-function wrappedBase64Form(inner: string): FlexibleForm {
-  const chars = [...inner].map((ch) => (ch === '/' ? '\\\\?\\/' : escapeRegExp(ch)));
-  const slashes = [...inner].filter((ch) => ch === '/').length;
-  return {
-    source: chars.join(BASE64_BREAK),
-    // A stream holds back this much: count a break (at most `\r\n` as JSON escapes, 4
-    // characters) per 16 characters, as encoders wrap at 64 or 76 columns; a fragment broken more
-    // often is still found whole, only not when a stream's chunk ends inside it.
-    maxLength: inner.length + slashes + 4 * Math.ceil(inner.length / 16),
-  };
 }
 
 interface FlexibleForm {
