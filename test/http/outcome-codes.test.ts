@@ -93,7 +93,7 @@ describe('outcome codes through a running gateway', () => {
     ];
     for (const [key, body, code] of asks) {
       const res = await g.invoke(g.tokens.agent, `codes-${key}`, body);
-      expect((res.body).error?.code, key).toBe(code);
+      expect(res.body.error?.code, key).toBe(code);
       expect(res.status, key).toBe(HTTP_STATUS_OF_DENIAL[code]);
     }
   });
