@@ -57,6 +57,7 @@ export const FailureCode = {
   NO_LEASE: 'NO_LEASE',
   // Recovery and resolution.
   GATEWAY_RESTARTED: 'GATEWAY_RESTARTED',
+  OUTCOME_NOT_RECORDED: 'OUTCOME_NOT_RECORDED',
   EFFECT_DENIED: 'EFFECT_DENIED',
   // Reported by executors.
   SANDBOX_SETUP: 'SANDBOX_SETUP',
@@ -76,6 +77,7 @@ export const FailureCode = {
   CONNECTION_LOST: 'CONNECTION_LOST',
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
   UPSTREAM_REFUSED: 'UPSTREAM_REFUSED',
+  UPSTREAM_INVALID_ANSWER: 'UPSTREAM_INVALID_ANSWER',
   SERVER_UNAVAILABLE: 'SERVER_UNAVAILABLE',
   SERVER_NOT_FOUND: 'SERVER_NOT_FOUND',
   SERVER_DEGRADED: 'SERVER_DEGRADED',
@@ -111,6 +113,7 @@ export const FAILURES: { readonly [C in FailureCode]: FailureMeaning } = {
   NO_EXECUTOR: final,
   NO_LEASE: final,
   GATEWAY_RESTARTED: final,
+  OUTCOME_NOT_RECORDED: final,
   EFFECT_DENIED: final,
   SANDBOX_SETUP: final,
   TEMPLATE: final,
@@ -129,6 +132,7 @@ export const FAILURES: { readonly [C in FailureCode]: FailureMeaning } = {
   CONNECTION_LOST: final,
   UPSTREAM_ERROR: final,
   UPSTREAM_REFUSED: final,
+  UPSTREAM_INVALID_ANSWER: final,
   SERVER_UNAVAILABLE: final,
   SERVER_NOT_FOUND: final,
   SERVER_DEGRADED: final,

@@ -1,10 +1,11 @@
+import { FailureCode } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { Signer } from '../audit/index.js';
 import type { InvocationStore } from './invocation-store.js';
 import { QUEUE_INTERRUPTED, settle } from './recover-interrupted.js';
 
 /** The error code of a call whose outcome could not be recorded: it may have had its effect. */
-export const OUTCOME_NOT_RECORDED = 'OUTCOME_NOT_RECORDED';
+export const OUTCOME_NOT_RECORDED = FailureCode.OUTCOME_NOT_RECORDED;
 
 /** Collaborators of {@link PendingOutcomes}. */
 export interface PendingOutcomesOptions {
