@@ -62,7 +62,9 @@ function parseAuthority(authority: string, defaultPort: number | undefined): Par
   const bad = (why: string): Parsed<EgressTarget> => ({ ok: false, reason: why });
   if (authority.includes('@')) return bad('user info in the request target is not allowed');
   const m = /^(\[[^\]]*\]|[^:[\]]*)(?::(\d{0,5}))?$/.exec(authority);
-  if (!m) return bad(`malformed host and port "${clip(authority)}"`);
+  if (!m) {
+    return bad(`malformed host and port (${describe(authority)}; expected host:port or [v6]:port)`);
+  }
   const hostText = m[1]!;
   const portText = m[2];
   let port = defaultPort;
@@ -71,7 +73,7 @@ function parseAuthority(authority: string, defaultPort: number | undefined): Par
   if (!Number.isInteger(port) || port < 1 || port > 65535) return bad('port out of range');
   if (hostText.startsWith('[')) {
     const ip = parseIp(hostText.slice(1, -1));
-    if (ip === undefined) return bad(`malformed IPv6 literal "${clip(hostText)}"`);
+    if (ip === undefined) return bad(`malformed IPv6 literal (${describe(hostText)})`);
     return { ok: true, target: { host: hostText.slice(1, -1).toLowerCase(), port, literal: ip } };
   }
   const host = (hostText.endsWith('.') ? hostText.slice(0, -1) : hostText).toLowerCase();
@@ -79,11 +81,30 @@ function parseAuthority(authority: string, defaultPort: number | undefined): Par
     return { ok: true, target: { host, port, literal: parseIp(host) ?? 'legacy' } };
   }
   const name = normalizeHostName(host);
-  if (name === undefined) return bad(`malformed host name "${clip(hostText)}"`);
+  if (name === undefined) {
+    return bad(`malformed host name (${describe(hostText)}; ${hostNameProblem(host)})`);
+  }
   return { ok: true, target: { host: name, port } };
 }
 
-/** Echoes at most 100 characters of client text back in a reason. */
-function clip(text: string): string {
-  return text.length > 100 ? `${text.slice(0, 100)}…` : text;
+/**
+ * Describes client text that could not be parsed without quoting any of it: the reason is logged,
+ * signed into the receipt and echoed to the client, and a sandboxed tool may have put a secret
+ * (or a part of one no redactor can recognize) there.
+ */
+function describe(text: string): string {
+  return `${text.length} character${text.length === 1 ? '' : 's'}, not quoted`;
+}
+
+/** Which rule of {@link normalizeHostName} a lower-cased, dot-stripped name breaks. */
+function hostNameProblem(name: string): string {
+  if (name.length === 0) return 'empty';
+  if (name.length > 253) return 'longer than 253 characters';
+  const labels = name.split('.');
+  const at = labels.findIndex((l) => l.length === 0 || l.length > 63);
+  if (at >= 0)
+    return `label ${at + 1} is ${labels[at]!.length === 0 ? 'empty' : 'longer than 63 characters'}`;
+  const bad = name.search(/[^a-z0-9_.-]/);
+  if (bad >= 0) return `character ${bad + 1} is not a letter, digit, '-', '_' or '.'`;
+  return 'a label starts or ends with -';
 }

@@ -125,6 +125,30 @@ describe('request targets', () => {
     }
   });
 
+  it('says why a target is malformed without quoting any of it', () => {
+    // A sandboxed tool chooses this text; it may hold a secret, or a part no redactor knows.
+    const secret = 'Zq7secretPart';
+    const cases: [string, RegExp][] = [
+      [
+        `${'x.'.repeat(45)}${secret}!:443`,
+        /^malformed host name \(104 characters, .*character 104 /,
+      ],
+      [`a.${'b'.repeat(64)}${secret}.c:443`, /label 2 is longer than 63 characters/],
+      [`-${secret}:443`, /starts or ends with -/],
+      [`${secret}..b:443`, /label 2 is empty/],
+      [`[${secret}]:443`, /^malformed IPv6 literal \(15 characters, not quoted\)$/],
+      [`${secret}:1:2`, /^malformed host and port \(17 characters, not quoted; /],
+    ];
+    for (const [authority, why] of cases) {
+      const parsed = parseConnectTarget(authority);
+      if (parsed.ok) throw new Error(`${authority} parsed`);
+      expect(parsed.reason, authority).toMatch(why);
+      expect(parsed.reason.toLowerCase(), authority).not.toMatch(/zq7|secret|part|xxx|bbb/);
+    }
+    const http = parseHttpTarget(`http://${secret}!/path`);
+    expect(http.ok || http.reason).toMatch(/^malformed host name \(14 characters/);
+  });
+
   it('parses absolute-form http:// URLs into host, port and origin-form path', () => {
     expect(parseHttpTarget('http://example.com')).toMatchObject({
       target: { host: 'example.com', port: 80, path: '/' },
