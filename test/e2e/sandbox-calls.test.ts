@@ -265,7 +265,8 @@ describe('a brokered secret sent through the egress proxy', () => {
       ['CONNECT', '', 0, false],
       ['CONNECT', `x.${marker}.example.invalid`, 443, false],
     ]);
-    for (const e of r.egress) expect(e.reason).toContain(marker);
+    for (const e of r.egress.filter((x) => x.host !== '')) expect(e.reason).toContain(marker);
+    expect(r.egress[2]!.reason).toMatch(/^malformed host name \(\d+ characters, not quoted; /);
     const execute = r.trace.find((t) => t.stage === 'execute');
     expect(execute?.details).toEqual({ egress: r.egress });
 
@@ -288,6 +289,56 @@ describe('a brokered secret sent through the egress proxy', () => {
     for (const [where, text] of places)
       for (const form of forms)
         expect(text.toLowerCase().includes(form), `${form} in the ${where}`).toBe(false);
+  });
+
+  it('leaves no part of it in a refused target, and none lower-cased in the refusal the tool prints', async () => {
+    // The proxy refuses a malformed host; it used to quote the first 100 characters, where a part
+    // of the secret no redactor can recognize survived. A refused name comes back lower-cased in
+    // the reply, which the tool prints: output redaction matched the value's own case only.
+    const script = [
+      `python3 - <<'EOF'`,
+      'import os, socket',
+      "t = os.environ['HOST_TOKEN']",
+      "for target in ['x.' * 45 + t + '!:443', '[' + t + ']:443', t + '.example.invalid:443']:",
+      "    s = socket.create_connection(('127.0.0.1', 3128))",
+      "    s.sendall(('CONNECT %s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % target).encode())",
+      '    reply = b""',
+      '    while True:',
+      '        chunk = s.recv(4096)',
+      '        if not chunk: break',
+      '        reply += chunk',
+      "    print(reply.decode().strip().replace('\\r\\n', ' | '))",
+      '    s.close()',
+      'EOF',
+    ].join('\n');
+    const r = await run('test/host-sh', script);
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const stdout = outputOf(r).stdout;
+    expect(stdout).toMatch(/^HTTP\/1\.1 400 .*\nHTTP\/1\.1 400 .*\nHTTP\/1\.1 403 /);
+    expect(stdout).toContain('[REDACTED:brokered:host-token].example.invalid');
+    expect(r.egress.map((e) => e.reason.replace(/;.*/, ''))).toEqual([
+      'malformed host name (118 characters, not quoted',
+      'malformed IPv6 literal (29 characters, not quoted)',
+      expect.stringContaining('[REDACTED:brokered:host-token].example.invalid'),
+    ]);
+
+    // No 8 characters of the secret, in any case, anywhere the call is kept or shown.
+    const secret = HOST_SECRET.toLowerCase();
+    const parts = [...Array(secret.length - 7).keys()].map((i) => secret.slice(i, i + 8));
+    const stored = await g.inject<InvocationRecord>('GET', `/v1/invocations/${r.id}`, {
+      token: g.tokens.operator,
+    });
+    const { envelope } = await verifiedReceipt(g, r.id);
+    const payload = Buffer.from((envelope as { payload: string }).payload, 'base64').toString();
+    const places: [string, string][] = [
+      ['response', JSON.stringify(r)],
+      ['stored record', JSON.stringify(stored.body)],
+      ['audit records', auditText(g)],
+      ['receipt payload', payload],
+    ];
+    for (const [where, text] of places)
+      for (const part of parts)
+        expect(text.toLowerCase().includes(part), `${part} in the ${where}`).toBe(false);
   });
 
   it('leaves the digest of the full output as the tool wrote it, before redaction', async () => {
