@@ -110,7 +110,8 @@ export class UpstreamCalls {
       return await op(conn, this.options.settings.requestTimeoutMs);
     } catch (err) {
       const code = (err as { code?: unknown }).code;
-      const message = describeError(err);
+      // The upstream's own words, which may quote the credentials it was given.
+      const message = conn.redactor.redactText(describeError(err)).text;
       // -32602 invalid params, -32002 resource not found: the request's fault, not the server's.
       if (code === -32602 || code === -32002)
         throw new GatehouseError(

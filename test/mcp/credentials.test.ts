@@ -97,6 +97,34 @@ describe('credentials of upstream MCP servers come from the broker', () => {
     await g.gateway.mcp.retire(TENANT, server.id, ACTOR);
   });
 
+  it('redacts the brokered value from an upstream error that quotes it on a resource read', async () => {
+    const server = await g.gateway.mcp.register(TENANT, ACTOR, {
+      name: 'echoing-upstream',
+      transport: {
+        type: 'stdio',
+        ...envUpstream('echoing-upstream', {
+          resources: [
+            { uri: 'k://echo', name: 'echo', raw: 'null', error: 'the key $UPSTREAM_TOKEN is bad' },
+          ],
+        }),
+        credentials: [{ ref: 'upstream-token', scope: 'mcp', inject: { env: 'UPSTREAM_TOKEN' } }],
+      },
+    });
+    await g.gateway.mcp.verify(TENANT, server.id, ACTOR);
+    await g.gateway.mcp.activate(TENANT, server.id, ACTOR);
+    // The path the /mcp endpoint's resources/read takes to the upstream.
+    const err = await g.gateway.mcp
+      .readUpstream(TENANT, server.id, (c, t) => c.readResource('k://echo', t))
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+    expect(isGatehouseError(err)).toBe(true);
+    expect(err?.message).toContain('the key [REDACTED:brokered:upstream-token] is bad');
+    expect(err?.message).not.toContain(SECRET);
+    await g.gateway.mcp.retire(TENANT, server.id, ACTOR);
+  });
+
   it('redacts the brokered value from the stderr line of an upstream that prints it and fails to start', async () => {
     const server = await g.gateway.mcp.register(TENANT, ACTOR, {
       name: 'leaky-upstream',
