@@ -29,13 +29,12 @@ const JSON_SHORT_ESCAPES: Record<string, string> = {
 };
 
 /**
- * The rules that find one brokered value in a text: its plain form (also all lower- and all
- * upper-case), JSON-escaped and URL-encoded forms (any encoder: upper- or lower-case escapes, `+`
- * or `%20` for a space, characters left as they are), hex in both cases, and base64 in both
- * alphabets. Base64 is matched by the part of the encoding that the value alone decides, at each of
- * the three byte offsets it can sit at, so the value is found padded, unpadded and inside a longer
- * base64 text; the scanner then takes in the rest of the quanta that hold it (see
- * {@link base64Edges}). An empty value gives no rules.
+ * The rules that find one brokered value in a text: its plain form, JSON-escaped and URL-encoded
+ * forms (any encoder: upper- or lower-case escapes, `+` or `%20` for a space, characters left as
+ * they are), hex in both cases, and base64 in both alphabets. Base64 is matched by the part of the
+ * encoding that the value alone decides, at each of the three byte offsets it can sit at, so the
+ * value is found padded, unpadded and inside a longer base64 text; the scanner then takes in the
+ * rest of the quanta that hold it (see {@link base64Edges}). An empty value gives no rules.
  */
 export function brokeredForms(name: string, value: string): RedactionRule[] {
   if (value === '') return [];
@@ -53,10 +52,6 @@ export function brokeredForms(name: string, value: string): RedactionRule[] {
   };
 
   literal(value, RemovalEncoding.plain);
-  // Channels that fold case hand the value back lower- or upper-cased (the egress proxy's
-  // refusal of a host name, which a tool may print): those forms are removed everywhere too.
-  literal(value.toLowerCase(), RemovalEncoding.plain);
-  literal(value.toUpperCase(), RemovalEncoding.plain);
   for (const [encoding, flexible] of [
     [RemovalEncoding.json, jsonEscapedForm(value)],
     [RemovalEncoding.url, urlEncodedForm(value)],

