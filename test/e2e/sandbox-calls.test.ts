@@ -476,7 +476,7 @@ describe('exit codes and kills', () => {
 });
 
 describe('output', () => {
-  it('100 MB of output: observed, stdout cut, kept whole as an artifact, gateway memory bounded', async () => {
+  it('100 MB of output: observed, stdout cut, its first GATEHOUSE_MAX_ARTIFACT_BYTES kept as an artifact and the rest counted, gateway memory bounded', async () => {
     let peak = process.memoryUsage().rss;
     const before = peak;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
@@ -496,7 +496,10 @@ describe('output', () => {
     expect(out.stdoutTruncated?.bytes).toBe(100_000_000);
     const artifact = out.stdoutTruncated!.artifact;
     const file = join(g.dataDir, 'artifacts', artifact.slice(0, 2), artifact);
-    expect(statSync(file).size).toBe(100_000_000);
+    const kept = g.gateway.config.maxArtifactBytes;
+    expect(kept).toBeLessThan(100_000_000);
+    expect(out.stdoutTruncated?.artifactBytes).toBe(kept);
+    expect(statSync(file).size).toBe(kept);
     expect(r.outputInfo?.truncated).toBe(false);
     expect(peak - before).toBeLessThan(150 * 1024 * 1024);
   });
