@@ -25,7 +25,7 @@ interface ShellOutput {
   exitCode: number | null;
   stdout: string;
   stderr: string;
-  stdoutTruncated?: { bytes: number; artifact: string };
+  stdoutTruncated?: { bytes: number; artifact: string; artifactBytes?: number };
   usage: { maxMemoryBytes: number | null; cpuMs: number | null };
 }
 
