@@ -8,7 +8,7 @@
 // Needs the build (`npm run build`; `npm run chaos` does it) and, for sandboxed calls, what the
 // sandbox needs (bubblewrap, root); without a sandbox those calls fail before any effect and the
 // checks still hold.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -347,6 +347,13 @@ process.stdout.write(
   `chaos ${ok ? 'PASS' : 'FAIL'}: ${calls.size} calls, ${kills} kill -9, ${lost} lost, ${stuck} stuck, ${uncertain} uncertain (all write calls cut by a kill), ${receipts} receipts and inclusion proofs verified, audit log ${auditOk ? 'verified' : 'INVALID'}, ${leftBehind.length} left behind, ${seconds} s (seed ${SEED})\n`,
 );
 if (!KEEP) {
+  // Bounded workspaces are tmpfs mounts that outlive the gateway (as attempts span a restart).
+  const mounts = readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1])
+    .filter((p) => p !== undefined && p.startsWith(`${sandboxRoot}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const p of mounts) spawnSync('umount', ['--lazy', p]);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(sandboxRoot, { recursive: true, force: true });
 }

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { parseJsonText } from '../core/index.js';
 import { usageError } from './cli-error.js';
 
 /**
@@ -21,10 +20,12 @@ export async function readInput(file: string): Promise<string> {
 
 /**
  * Parses JSON a person gave as the gateway reads it (I-JSON, bounded depth), so what it would
- * refuse is refused here, before anything is sent.
+ * refuse is refused here, before anything is sent. The parser is loaded on first use, so a command
+ * that parses no JSON loads nothing outside `cli/`.
  * @throws CliError (usage) naming `what` and where the JSON breaks.
  */
-export function parseJson(text: string, what: string): unknown {
+export async function parseJson(text: string, what: string): Promise<unknown> {
+  const { parseJsonText } = await import('../core/index.js');
   try {
     return parseJsonText(text, what);
   } catch (err) {

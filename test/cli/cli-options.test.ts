@@ -15,7 +15,14 @@ function find(program: Command, path: string[]): Command {
 }
 
 /** Values for options whose parser refuses an arbitrary word. */
-const SAMPLES: Record<string, string> = { '--port': '7070' };
+const SAMPLES: Record<string, string> = {
+  '--port': '7070',
+  '--request-timeout-ms': '7000',
+  '--headers-timeout-ms': '7000',
+  '--keep-alive-timeout-ms': '7000',
+  '--max-connections': '70',
+  '--max-stream-clients': '70',
+};
 
 /** The word that sets an option on a command line, and a value when it takes one. */
 function words(o: Option, value: string): string[] {

@@ -45,7 +45,7 @@ export function invokeCommand(program: Command): void {
     const key = opts.idempotencyKey ?? crypto.randomUUID();
     const body = {
       tool,
-      input: parseJson(opts.input, '--input'),
+      input: await parseJson(opts.input, '--input'),
       environment: opts.environment,
       ...(opts.approval ? { approvalId: opts.approval } : {}),
       ...(opts.runId ? { runId: opts.runId } : {}),
