@@ -28,7 +28,9 @@ describe('npm run chaos, small', () => {
     const run = await chaos(['--calls', '30', '--kills', '2', '--clients', '3']);
     expect(run.stderr).toBe('');
     const summary = run.stdout.trim().split('\n').pop() ?? '';
-    expect(summary).toMatch(/^chaos PASS: 30 calls, [1-9]\d* kill -9, 0 lost, 0 stuck, \d+ uncertain/);
+    expect(summary).toMatch(
+      /^chaos PASS: 30 calls, [1-9]\d* kill -9, 0 lost, 0 stuck, \d+ uncertain/,
+    );
     expect(summary).toMatch(
       /30 receipts and inclusion proofs verified, audit log verified, 0 left behind/,
     );
