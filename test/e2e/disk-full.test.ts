@@ -20,23 +20,6 @@ let disk: SmallDisk;
 let g: DemoGateway;
 let agent: string;
 
-beforeAll(async () => {
-  if (skip) return;
-  disk = mountSmallDisk(48);
-  g = await startDemoGateway({
-    dataDir: join(disk.path, 'data'),
-    // Workspaces on the same small disk as the data (not each its own tmpfs), so a call can fill it.
-    sandbox: { root: join(disk.path, 'sandbox'), workspaceMb: 0 },
-    listen: true,
-  });
-  agent = await publishAgent(g, 'disk-agent', [shTool('test/disk-sh')]);
-});
-
-afterAll(async () => {
-  await g?.close();
-  disk?.remove();
-});
-
 /** One call of attempt `a1` of run `r1` (they share a lease and workspace, one at a time). */
 function inAttempt(key: string, script: string) {
   return g.invoke(agent, key, {
@@ -57,6 +40,22 @@ async function eventually<T>(probe: () => Promise<T | undefined>): Promise<T | u
 }
 
 describe.skipIf(skip)('a disk that fills during a write call', () => {
+  beforeAll(async () => {
+    disk = mountSmallDisk(48);
+    g = await startDemoGateway({
+      dataDir: join(disk.path, 'data'),
+      // Workspaces on the same small disk as the data (not each its own tmpfs), so a call can fill it.
+      sandbox: { root: join(disk.path, 'sandbox'), workspaceMb: 0 },
+      listen: true,
+    });
+    agent = await publishAgent(g, 'disk-agent', [shTool('test/disk-sh')]);
+  });
+
+  afterAll(async () => {
+    await g?.close();
+    disk?.remove();
+  });
+
   it('answers 503 (not 500), says not ready, settles the call uncertain once writes work again, and never wedges the attempt', async () => {
     expect((await g.inject('GET', '/readyz')).status).toBe(200);
     const filled = await inAttempt(
