@@ -2,6 +2,7 @@ import type { AuditPosition, SideEffectClass } from '../core/index.js';
 import type { Removal } from '../secrets/index.js';
 import type { InvocationStatus } from './invocation-status.js';
 import type { TraceEntry } from './stage.js';
+import type { EgressDecision } from '../egress/index.js';
 
 /** What became of the output: digests of the full and the sanitized forms. */
 export interface OutputInfo {
@@ -62,14 +63,7 @@ export interface InvocationRecord {
   /** The lease the call ran under (limits, egress allow-list, credential refs), if any. */
   lease: Record<string, unknown> | null;
   /** Each connection the call's sandbox tried through the egress proxy, allowed or refused. */
-  egress: {
-    at: string;
-    method: string;
-    host: string;
-    port: number;
-    allowed: boolean;
-    reason: string;
-  }[];
+  egress: EgressDecision[];
   /** What the sanitizer removed (kinds and counts, never values). */
   redactions: Removal[];
   output?: unknown;
