@@ -29,6 +29,8 @@ const TYPES = [
 ];
 
 const listeners = new Set<Listener>();
+/** Called each time the stream opens, since events before it (or while it was down) were missed. */
+const openListeners = new Set<() => void>();
 const stateListeners = new Set<(s: LiveState) => void>();
 let source: EventSource | null = null;
 let state: LiveState = 'connecting';
@@ -45,7 +47,10 @@ function setState(s: LiveState): void {
 export function startLive(): void {
   if (source) return;
   source = new EventSource('/v1/events/stream');
-  source.onopen = () => setState('live');
+  source.onopen = () => {
+    setState('live');
+    for (const f of openListeners) f();
+  };
   source.onerror = () => setState('reconnecting');
   for (const type of TYPES) {
     source.addEventListener(type, (m: MessageEvent<string>) => {
@@ -62,14 +67,24 @@ export function stopLive(): void {
   setState('connecting');
 }
 
-/** Calls `f` for each event whose type is in `types`, while the component is mounted. */
-export function useLiveEvents(types: readonly string[], f: (e: LiveEvent) => void): void {
+/**
+ * Calls `f` for each event whose type is in `types`, while the component is mounted, and with no
+ * event each time the stream (re)opens: whatever changed between a component's first load and the
+ * stream's start, or while it reconnected, reached no listener, so `f` must read afresh.
+ */
+export function useLiveEvents(types: readonly string[], f: (e?: LiveEvent) => void): void {
   useEffect(() => {
+    if (types.length === 0) return;
     const l: Listener = (e) => {
       if (types.includes(e.type)) f(e);
     };
+    const opened = () => f();
     listeners.add(l);
-    return () => void listeners.delete(l);
+    openListeners.add(opened);
+    return () => {
+      listeners.delete(l);
+      openListeners.delete(opened);
+    };
   }, [types, f]);
 }
 

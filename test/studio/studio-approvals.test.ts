@@ -165,6 +165,36 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       expect(rejected.decisions[0]?.reason).toBe('never drop users');
     });
 
+    it('shows an approval requested before its event stream opened (it reads afresh on open)', async () => {
+      const p = await page();
+      // Hold the page's event stream back until the approval exists: its first list is read
+      // before, and the event of the request is sent before the stream is there to carry it.
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await p.route('**/v1/events/stream', async (route) => {
+        await held;
+        await route.continue();
+      });
+      await signIn(p, url(), g.tokens.reviewer);
+      await p.getByText('No approvals waiting.').waitFor();
+      const res = await g.invoke(
+        g.tokens.agent,
+        'studio-late-stream-1',
+        call('demo/propose-change', { title: 'Late stream', diff: '+late\n' }),
+      );
+      expect(res.body.status).toBe('awaiting_approval');
+      release();
+      await p
+        .getByRole('list', { name: 'Pending approvals' })
+        .getByRole('article', { name: 'demo/propose-change@1.0.0' })
+        .waitFor();
+      await g.inject('POST', `/v1/approvals/${res.body.approvalId!}/reject`, {
+        token: g.tokens.reviewer,
+        body: { reason: 'clean up after the test' },
+      });
+      await p.getByText('No approvals waiting.').waitFor();
+    });
+
     it('keeps agents out, and sets the session cookie HttpOnly and SameSite=Strict', async () => {
       const p = await page();
       await p.goto(`${url()}/studio/`);
