@@ -40,7 +40,7 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
 
 /** SHA-256 of bytes. */
 export async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as BufferSource));
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
 }
 
 /** True when both hold the same bytes. */

@@ -1,7 +1,7 @@
-import canonicalize from 'canonicalize';
 import { api, messageOf } from '../api.js';
-import { concat, equalBytes, fromBase64, sha256, toBase64, toHex, utf8 } from './bytes.js';
+import { equalBytes, fromBase64, toBase64, utf8 } from './bytes.js';
 import { leafHash, verifyInclusion } from './merkle.js';
+import { checkpointMessage, jcs, pae, requestHash } from './receipt-bytes.js';
 
 /** One check of a receipt, with what it found. */
 export interface Check {
@@ -45,19 +45,6 @@ interface Checkpoint {
   timestamp: string;
   keyid: string;
   signature: string;
-}
-
-/** DSSE v1 pre-authentication encoding: the bytes a receipt's signature covers. */
-export function pae(payloadType: string, payload: Uint8Array): Uint8Array {
-  const type = utf8(payloadType);
-  return concat(utf8(`DSSEv1 ${type.length} `), type, utf8(` ${payload.length} `), payload);
-}
-
-/** RFC 8785 canonical JSON bytes. */
-function jcs(value: unknown): Uint8Array {
-  const text = canonicalize(value);
-  if (text === undefined) throw new Error('not JSON');
-  return utf8(text);
 }
 
 /** Ed25519 verification with WebCrypto against a key of the published JWK set. */
@@ -116,18 +103,7 @@ export async function verifyReceipt(invocationId: string): Promise<ReceiptVerdic
       predicate: Predicate;
     };
     const p = statement.predicate;
-    const recomputed = toHex(
-      await sha256(
-        jcs({
-          agent: { id: p.agent.id, version: p.agent.version },
-          environment: p.environment,
-          input: p.input,
-          project: p.project,
-          tenant: p.tenant,
-          tool: { id: p.tool.id, version: p.tool.version },
-        }),
-      ),
-    );
+    const recomputed = await requestHash(p);
     const subject = statement.subject[0];
     add(
       'Request hash',
@@ -162,12 +138,7 @@ export async function verifyReceipt(invocationId: string): Promise<ReceiptVerdic
     const cpProblem = await ed25519(
       jwks.keys,
       cp.keyid,
-      jcs({
-        rootHash: cp.rootHash,
-        tenant: cp.tenant,
-        timestamp: cp.timestamp,
-        treeSize: cp.treeSize,
-      }),
+      checkpointMessage(cp),
       fromBase64(cp.signature),
     );
     if (!add('Checkpoint', cpProblem, `tree size ${cp.treeSize}, signed ${cp.timestamp}`))
