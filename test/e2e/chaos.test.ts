@@ -1,31 +1,21 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, ensureBuilt } from '../helpers/cli.js';
+import { ROOT, ensureBuilt, runNode } from '../helpers/cli.js';
 
 beforeAll(() => {
   ensureBuilt();
 });
 
-/** Runs `scripts/chaos.js` with `args`; its exit code and output. */
-function chaos(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'scripts', 'chaos.js'), ...args], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe('npm run chaos, small', () => {
   it('kills the gateway with SIGKILL during 30 mixed calls and finds nothing lost, stuck, unverified or left behind', async () => {
-    const run = await chaos(['--calls', '30', '--kills', '2', '--clients', '3']);
+    const run = await runNode(join(ROOT, 'scripts', 'chaos.js'), [
+      '--calls',
+      '30',
+      '--kills',
+      '2',
+      '--clients',
+      '3',
+    ]);
     expect(run.stderr).toBe('');
     const summary = run.stdout.trim().split('\n').pop() ?? '';
     expect(summary).toMatch(

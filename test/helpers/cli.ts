@@ -30,8 +30,20 @@ export interface CliRun {
 
 /** Runs `node dist/cli/main.js ...args` to its end. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return runNode(CLI, args, env);
+}
+
+/**
+ * Runs `node SCRIPT ...args` from the repository root to its end, with `env` beside the parent's
+ * environment without its GATEHOUSE_* settings.
+ */
+export function runNode(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       cwd: ROOT,
       env: { ...cleanEnv(), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
