@@ -21,7 +21,9 @@ import Database from 'better-sqlite3';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const { verifyReceipt, verifyInclusion } = await import(join(ROOT, 'dist', 'audit', 'index.js'));
+const { verifyReceipt, verifyInclusion } = await import(
+  join(ROOT, 'dist', 'audit', 'index.js')
+);
 const { loadConfig } = await import(join(ROOT, 'dist', 'app', 'index.js'));
 
 /** @param {string} name @param {number} fallback */
@@ -104,6 +106,16 @@ async function killAndRestart() {
   await up;
 }
 
+/** HTTP requests sent and not yet answered: a kill while this is above 0 cuts calls in flight. */
+let pending = 0;
+/** Resolves the killer's wait for the next request sent (see `requestSent`). */
+let onRequestSent = () => undefined;
+
+/** A promise settled as soon as the next request has been sent (its answer still to come). */
+function requestSent() {
+  return new Promise((resolve) => (onRequestSent = () => resolve(undefined)));
+}
+
 /** One HTTP request to the current gateway; throws when it is down or the connection breaks. */
 async function request(method, path, token, body, key) {
   await up;
@@ -112,12 +124,19 @@ async function request(method, path, token, body, key) {
   const headers = { authorization: `Bearer ${token}` };
   if (key) headers['idempotency-key'] = key;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await globalThis.fetch(`${g.url}${path}`, {
+  const sent = globalThis.fetch(`${g.url}${path}`, {
     method,
     headers,
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: res.status, body: await res.json() };
+  pending += 1;
+  onRequestSent();
+  try {
+    const res = await sent;
+    return { status: res.status, body: await res.json() };
+  } finally {
+    pending -= 1;
+  }
 }
 
 /** `request`, retried (same key) across kills and 503s until it gets an answer. */
@@ -187,33 +206,43 @@ async function run(n, kind) {
   entry.status = r.body.status;
 }
 
-// Clients take calls from one counter; a killer kills at random points meanwhile.
+// Clients take calls from one counter; a killer kills at random points meanwhile, each time while
+// at least one request is in flight. The first kill waits for no timer, only for requests: it
+// falls on the first request sent once its call has started, so every run has one kill mid-call.
 const started = Date.now();
 let next = 0;
-let kills = 0;
-const clients = Array.from({ length: CLIENTS }, async () => {
-  while (next < CALLS) {
-    const n = next++;
-    await run(n, KINDS[Math.floor(random() * KINDS.length)]);
-  }
-});
+let killsDuringCalls = 0;
+let clientsDone = false;
+const clients = Promise.all(
+  Array.from({ length: CLIENTS }, async () => {
+    while (next < CALLS) {
+      const n = next++;
+      await run(n, KINDS[Math.floor(random() * KINDS.length)]);
+    }
+  }),
+).finally(() => (clientsDone = true));
+/** Until a request is in flight (true) or the clients are done (false). */
+async function callInFlight() {
+  while (pending === 0 && !clientsDone) await Promise.race([requestSent(), clients]);
+  return pending > 0;
+}
 const killer = (async () => {
   for (let k = 0; k < KILLS; k++) {
     const at = ((k + random()) / KILLS) * CALLS;
-    while (next < at && next < CALLS) await sleep(50);
-    if (next >= CALLS) break;
-    await sleep(random() * 400);
+    while (next < at && !clientsDone) await Promise.race([requestSent(), clients]);
+    if (k > 0) await sleep(random() * 400);
+    if (!(await callInFlight())) break;
     await killAndRestart();
-    kills += 1;
+    killsDuringCalls += 1;
   }
 })();
-await Promise.all([...clients, killer]);
+await Promise.all([clients, killer]);
 
 // One more kill -9 and restart with nothing in flight: what start-up recovery leaves is final.
 await killAndRestart();
-kills += 1;
 
 const problems = [];
+if (killsDuringCalls === 0) problems.push('no kill -9 landed while a call was in flight');
 const STATES = new Set(['denied', 'failed', 'uncertain', 'observed']);
 const jwks = (await request('GET', '/v1/receipt-keys', tokens.operator)).body;
 let lost = 0;
@@ -344,7 +373,7 @@ const seconds = Math.round((Date.now() - started) / 1000);
 const ok = problems.length === 0;
 if (!ok) for (const p of problems.slice(0, 20)) process.stderr.write(`chaos: ${p}\n`);
 process.stdout.write(
-  `chaos ${ok ? 'PASS' : 'FAIL'}: ${calls.size} calls, ${kills} kill -9, ${lost} lost, ${stuck} stuck, ${uncertain} uncertain (all write calls cut by a kill), ${receipts} receipts and inclusion proofs verified, audit log ${auditOk ? 'verified' : 'INVALID'}, ${leftBehind.length} left behind, ${seconds} s (seed ${SEED})\n`,
+  `chaos ${ok ? 'PASS' : 'FAIL'}: ${calls.size} calls, ${killsDuringCalls} kill -9 during calls + 1 at rest, ${lost} lost, ${stuck} stuck, ${uncertain} uncertain (all write calls cut by a kill), ${receipts} receipts and inclusion proofs verified, audit log ${auditOk ? 'verified' : 'INVALID'}, ${leftBehind.length} left behind, ${seconds} s (seed ${SEED})\n`,
 );
 if (!KEEP) {
   // Bounded workspaces are tmpfs mounts that outlive the gateway (as attempts span a restart).
