@@ -21,7 +21,7 @@ import Database from 'better-sqlite3';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const { verifyReceipt, verifyInclusion } = await import(
+const { verifyReceipt, verifyInclusion, verifyCheckpoint, leafHash } = await import(
   join(ROOT, 'dist', 'audit', 'index.js')
 );
 const { loadConfig } = await import(join(ROOT, 'dist', 'app', 'index.js'));
@@ -245,6 +245,11 @@ const problems = [];
 if (killsDuringCalls === 0) problems.push('no kill -9 landed while a call was in flight');
 const STATES = new Set(['denied', 'failed', 'uncertain', 'observed']);
 const jwks = (await request('GET', '/v1/receipt-keys', tokens.operator)).body;
+// The signed tree head at rest: every receipt's record must be proved into this root.
+const checkpoint = (await request('GET', '/v1/audit/checkpoint', tokens.operator)).body;
+if (!verifyCheckpoint(checkpoint, jwks))
+  problems.push('the checkpoint does not verify against GET /v1/receipt-keys');
+const b = (s) => new Uint8Array(Buffer.from(s, 'base64'));
 let lost = 0;
 let stuck = 0;
 let uncertain = 0;
@@ -284,24 +289,31 @@ for (const [key, c] of calls) {
   const p = verdict.statement.predicate;
   if (p.invocationId !== c.id || p.status !== rec.status)
     problems.push(`${key}: receipt says ${p.invocationId} ${p.status}`);
+  // The leaf is hashed here from the record's own bytes, and the root is the signed checkpoint's:
+  // nothing of the proof answer is trusted but its audit path.
+  const record = (await request('GET', `/v1/audit/records/${p.audit.index}`, tokens.operator)).body;
+  const leaf = leafHash(Buffer.from(record.leaf, 'utf8'));
   const proof = (
     await request(
       'GET',
-      `/v1/audit/proof?index=${p.audit.index}&size=${p.audit.treeSize}`,
+      `/v1/audit/proof?index=${p.audit.index}&size=${checkpoint.treeSize}`,
       tokens.operator,
     )
   ).body;
-  const b = (s) => new Uint8Array(Buffer.from(s, 'base64'));
-  if (
+  if (record.record?.subject !== `invocation/${c.id}`)
+    problems.push(`${key}: audit record ${p.audit.index} is about ${record.record?.subject}`);
+  else if (leaf.toString('base64') !== proof.leafHash)
+    problems.push(`${key}: the proof's leaf hash is not the hash of audit record ${p.audit.index}`);
+  else if (
     !verifyInclusion(
-      b(proof.leafHash),
+      leaf,
       p.audit.index,
-      p.audit.treeSize,
+      checkpoint.treeSize,
       proof.proof.map(b),
-      b(proof.rootHash),
+      b(checkpoint.rootHash),
     )
   )
-    problems.push(`${key}: inclusion proof of audit record ${p.audit.index} does not verify`);
+    problems.push(`${key}: audit record ${p.audit.index} is not proved into the checkpoint`);
   else receipts += 1;
 }
 // Every invocation the gateway holds (also attempts the clients never saw answered) is decided.
