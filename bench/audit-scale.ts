@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
+import { openDemoGateway } from './demo-gateway.js';
 import {
   signCheckpoint,
   treeRoot,
@@ -171,15 +171,8 @@ export async function auditScaleBench(o: AuditScaleOptions): Promise<void> {
     append: Timing;
   };
   try {
-    const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
-    const gateway = await Gateway.open(config, {
-      nativeHandlers: (native) =>
-        registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl')),
-    });
+    const { gateway, agent: principal } = await openDemoGateway(dataDir);
     try {
-      const tokens = await seedDemo(gateway);
-      const principal = gateway.directory.authenticate(tokens.agent);
-      if (!principal) throw new Error('the demo agent token does not authenticate');
       call = await echoCallRecords(gateway, principal, 20);
 
       const fillStart = process.hrtime.bigint();

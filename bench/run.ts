@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
+import { openDemoGateway } from './demo-gateway.js';
 import type { DemoTokens } from '../src/app/index.js';
 import { auditScaleBench, auditScaleOptions } from './audit-scale.js';
 import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
@@ -46,15 +46,8 @@ const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const bareServer = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 
 async function inProcess(dataDir: string) {
-  const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
-  const gateway = await Gateway.open(config, {
-    nativeHandlers: (native) =>
-      registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl')),
-  });
+  const { gateway, agent: principal } = await openDemoGateway(dataDir);
   try {
-    const tokens = await seedDemo(gateway);
-    const principal = gateway.directory.authenticate(tokens.agent);
-    if (!principal) throw new Error('the demo agent token does not authenticate');
     const run = `bench-${Date.now()}`;
     const call = async (key: string): Promise<void> => {
       const record = await gateway.invocations.invoke(principal, {
