@@ -25,7 +25,7 @@ export type Readiness = ((output: string) => string | null) | { url: string; pro
 export async function spawnServer(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  ready: Readiness = (output) => /listening\S*\s.*?(http:\/\/[^\s)]+)/i.exec(output)?.[1] ?? null,
+  ready: Readiness = (output) => /listening\S*\s.*?(http:\/\/[^\s)"]+)/i.exec(output)?.[1] ?? null,
 ): Promise<ChildServer> {
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...env },
