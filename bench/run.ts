@@ -19,7 +19,7 @@ import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandbox.js';
-import { streamsBench } from './streams.js';
+import { STREAM_CONNECTIONS, STREAM_SECONDS, streamsBench } from './streams.js';
 import type { Timing } from './measure.js';
 
 const WARMUP_CALLS = 500;
@@ -177,7 +177,7 @@ async function main(): Promise<void> {
         loadMs(c.rest.p50),
         loadMs(c.rest.p99),
         whole(c.rest.perSecond),
-        `20 conns, 6 s; /healthz p50 ${c.healthzP50.toFixed(1)} ms; gateway CPU ${c.cpuMsPerCall.toFixed(2)} ms/call`,
+        `${STREAM_CONNECTIONS} conns, ${STREAM_SECONDS} s; /healthz p50 ${c.healthzP50.toFixed(1)} ms; gateway CPU ${c.cpuMsPerCall.toFixed(2)} ms/call`,
       ]),
       loadRow('floor: bare Fastify + 1 durable insert/request, no batching', bareSingle),
       loadRow('floor: bare Fastify + durable insert, group commit per turn', bareGroup),

@@ -1,7 +1,8 @@
 /**
  * What idle event-stream readers cost the gateway: the governed echo over REST under load, and
  * `/healthz` latency meanwhile, without readers and with 200 open (each reading every event).
- * Also the gateway's CPU time per call, which the machine's other load does not blur.
+ * Also the gateway's CPU time per call, which the machine's other load does not blur. The readers
+ * run in a child process of their own (stream-readers.ts), apart from the load generator.
  *
  *   node dist-bench/bench/streams.js      (after tsc -p tsconfig.bench.json)
  */
@@ -15,9 +16,15 @@ import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { percentile } from './measure.js';
 
-const READERS = 200;
-const CONNECTIONS = 20;
-const SECONDS = 6;
+/** Event-stream readers open in the second measurement. */
+export const STREAM_READERS = 200;
+/** Connections of the echo load. */
+export const STREAM_CONNECTIONS = 20;
+/** Seconds the echo load runs. */
+export const STREAM_SECONDS = 6;
+const READERS = STREAM_READERS;
+const CONNECTIONS = STREAM_CONNECTIONS;
+const SECONDS = STREAM_SECONDS;
 
 /** One configuration's numbers. */
 export interface StreamCost {
@@ -31,6 +38,7 @@ export interface StreamCost {
 }
 
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const streamReaders = fileURLToPath(new URL('./stream-readers.js', import.meta.url));
 
 /** The gateway process's CPU time so far, in ms (from /proc; Linux only). */
 function cpuMs(pid: number): number {
@@ -62,6 +70,12 @@ async function measure(server: ChildServer, token: string, readers: number): Pro
     await new Promise((r) => setTimeout(r, 20));
   }
   const rest = await running;
+  // Throughput counts every answer: it means governed calls only when every answer was one.
+  if (rest.non2xx + rest.errors > 0) {
+    throw new Error(
+      `echo load with ${readers} readers: ${rest.non2xx} non-2xx answers, ${rest.errors} errors`,
+    );
+  }
   const calls = rest.perSecond * SECONDS;
   return {
     readers,
@@ -84,32 +98,24 @@ export async function streamsBench(
     GATEHOUSE_STREAM_MAX_CLIENTS: String(READERS),
   });
   children.push(server);
-  const aborts: AbortController[] = [];
   try {
     const tokens = JSON.parse(
       await readFile(join(dataDir, 'demo-tokens.json'), 'utf8'),
     ) as DemoTokens;
     const without = await measure(server, tokens.agent, 0);
-    for (let i = 0; i < READERS; i++) {
-      const ac = new AbortController();
-      const res = await fetch(`${server.url}/v1/events/stream`, {
-        headers: { authorization: `Bearer ${tokens.operator}` },
-        signal: ac.signal,
-      });
-      if (res.status !== 200) throw new Error(`stream ${i}: ${res.status} ${await res.text()}`);
-      void (async () => {
-        try {
-          for await (const _ of res.body!) void _;
-        } catch {
-          // aborted at the end
-        }
-      })();
-      aborts.push(ac);
+    const readers = await spawnServer(
+      [streamReaders, server.url, tokens.operator, String(READERS)],
+      {},
+      (output) => (output.includes(`${READERS} readers open`) ? server.url : null),
+    );
+    children.push(readers);
+    try {
+      const withReaders = await measure(server, tokens.agent, READERS);
+      return [without, withReaders];
+    } finally {
+      await readers.close();
     }
-    const withReaders = await measure(server, tokens.agent, READERS);
-    return [without, withReaders];
   } finally {
-    for (const a of aborts) a.abort();
     await server.close();
   }
 }
