@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,11 +14,19 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** A built Studio of two files, enough to check how they are served. */
+/** What the marker file beside the built folder holds: no answer may ever contain it. */
+const MARKER = 'outside-the-studio-folder-7f3a';
+
+/**
+ * A built Studio of two files, enough to check how they are served, in `<tmp>/build`, with a
+ * marker file beside that folder (`<tmp>/secret.txt`) for traversal to find if it could.
+ */
 function fakeBuild(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-studio-files-'));
-  dirs.push(dir);
-  mkdirSync(join(dir, 'assets'));
+  const parent = mkdtempSync(join(tmpdir(), 'gatehouse-studio-files-'));
+  dirs.push(parent);
+  writeFileSync(join(parent, 'secret.txt'), MARKER);
+  const dir = join(parent, 'build');
+  mkdirSync(join(dir, 'assets'), { recursive: true });
   writeFileSync(
     join(dir, 'index.html'),
     '<!doctype html><script type="module" src="/studio/assets/main-abc123.js"></script>',
@@ -53,15 +61,22 @@ describe('serving the Studio at /studio', () => {
   });
 
   it('answers 404 for an asset it does not have, and never reads outside its folder', async () => {
-    g = await startDemoGateway({ config: { studioDir: fakeBuild() } });
+    const build = fakeBuild();
+    expect(readFileSync(join(build, '..', 'secret.txt'), 'utf8')).toBe(MARKER);
+    g = await startDemoGateway({ config: { studioDir: build } });
     expect((await g.inject('GET', '/studio/assets/old-999.js')).status).toBe(404);
     for (const path of [
-      '/studio/../package.json',
-      '/studio/%2e%2e/package.json',
-      '/studio/assets/..%2f..%2fpackage.json',
+      '/studio/../secret.txt',
+      '/studio/%2e%2e/secret.txt',
+      '/studio/..%2fsecret.txt',
+      '/studio/%2e%2e%2fsecret.txt',
+      '/studio/assets/../../secret.txt',
+      '/studio/assets/..%2f..%2fsecret.txt',
+      '/studio/assets/%2e%2e/%2e%2e/secret.txt',
+      '/studio/assets/..%5c..%5csecret.txt',
     ]) {
       const res = await g.inject<string>('GET', path);
-      expect(String(res.body), path).not.toContain('"name": "gatehouse"');
+      expect(String(res.body), path).not.toContain(MARKER);
     }
   });
 
