@@ -1,8 +1,10 @@
 import canonicalize from 'canonicalize';
 import { concat, sha256, toHex, utf8 } from './bytes.js';
 
-// canonicalize ships CommonJS typings (`export =`); whichever way a bundler or Node resolves the
-// default import, at run time it is the function itself.
+// canonicalize ships CommonJS typings (`export =`): the Studio's bundler resolution types the
+// default import as the function, Node's (the tests import this file) as the module; at run time
+// it is the function either way.
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed under NodeNext
 const canonicalText = canonicalize as unknown as (value: unknown) => string | undefined;
 
 /** DSSE v1 pre-authentication encoding: the bytes a receipt's signature covers. */
