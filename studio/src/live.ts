@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { EventType } from '../../src/core/events.js';
 
 /** One event of `GET /v1/events/stream`. */
 export interface LiveEvent {
@@ -14,19 +15,8 @@ export type LiveState = 'connecting' | 'live' | 'reconnecting';
 
 type Listener = (e: LiveEvent) => void;
 
-const TYPES = [
-  'ToolInvocationRequested',
-  'ToolInvocationDenied',
-  'ApprovalRequested',
-  'ApprovalDecided',
-  'ToolInvocationCompleted',
-  'ToolEffectUncertain',
-  'ToolEffectResolved',
-  'DescriptorActivated',
-  'DescriptorRetired',
-  'McpServerStateChanged',
-  'McpToolUnbound',
-];
+/** Every event type the gateway emits: the server's own list (src/core/events.ts imports nothing). */
+const TYPES = Object.values(EventType);
 
 const listeners = new Set<Listener>();
 /** Called each time the stream opens, since events before it (or while it was down) were missed. */
