@@ -1,19 +1,21 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { EventType } from '../../../src/core/events.js';
 import { api, messageOf } from '../api.js';
 import { Busy, ErrorNote, Field, JsonView, StatusBadge } from '../components/bits.js';
+import { DECIDED_STATUSES } from '../invocation-states.js';
 import type { Invocation } from '../types.js';
 import { useResource } from '../use-resource.js';
 import { verifyReceipt } from '../verify/verify-receipt.js';
 import type { ReceiptVerdict } from '../verify/verify-receipt.js';
 import { Timeline } from './timeline.js';
 
-const EVENTS = [
+const EVENTS: EventType[] = [
   'ToolInvocationCompleted',
   'ApprovalDecided',
   'ToolEffectUncertain',
   'ToolEffectResolved',
 ];
-const DECIDED = new Set(['denied', 'failed', 'uncertain', 'observed']);
+const DECIDED = new Set(DECIDED_STATUSES);
 
 /** One invocation: timeline, output, redactions, lease, egress, and its receipt verified here. */
 export function InvocationView({ id }: { id: string }) {

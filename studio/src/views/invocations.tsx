@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
+import type { EventType } from '../../../src/core/events.js';
 import { api } from '../api.js';
 import { Busy, Empty, ErrorNote, StatusBadge } from '../components/bits.js';
+import { INVOCATION_STATUSES } from '../invocation-states.js';
 import type { Invocation } from '../types.js';
 import { useResource } from '../use-resource.js';
 
-const EVENTS = [
+const EVENTS: EventType[] = [
   'ToolInvocationRequested',
   'ToolInvocationDenied',
   'ToolInvocationCompleted',
@@ -12,16 +14,7 @@ const EVENTS = [
   'ToolEffectUncertain',
   'ToolEffectResolved',
 ];
-const STATUSES = [
-  '',
-  'denied',
-  'awaiting_approval',
-  'queued',
-  'running',
-  'failed',
-  'uncertain',
-  'observed',
-];
+const STATUSES = ['', ...INVOCATION_STATUSES];
 /** How many invocations the list reads (the API's largest page). */
 const LIMIT = 500;
 
