@@ -1,69 +1,33 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Approval } from '../../src/approvals/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { ensureBuilt, runCli } from '../helpers/cli.js';
-import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
-import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { call } from '../helpers/gateway-fixture.js';
 import { skipWithout } from '../helpers/prerequisites.js';
-import { buildStudio, chromiumProblem, launchChromium, signIn } from '../helpers/studio-browser.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-let g: DemoGateway;
-let browser: Browser;
-let studio: { dir: string; remove: () => void };
-const contexts: BrowserContext[] = [];
-
-async function page(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  return context.newPage();
-}
-
-function url(): string {
-  if (!g.url) throw new Error('the gateway is not listening');
-  return g.url;
-}
-
-async function approval(id: string): Promise<Approval> {
-  return (await g.inject<Approval>('GET', `/v1/approvals/${id}`, { token: g.tokens.reviewer }))
-    .body;
-}
-
-/** axe-core's serious and critical findings on the page as it is now. */
-async function seriousViolations(p: Page): Promise<string[]> {
-  await p.evaluate(AXE);
-  const found = await p.evaluate(async () => {
-    type Finding = { id: string; impact: string | null; help: string };
-    const { axe } = globalThis as unknown as {
-      axe: { run: () => Promise<{ violations: Finding[] }> };
-    };
-    return (await axe.run()).violations;
-  });
-  return found
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help}`);
-}
+import {
+  chromiumProblem,
+  seriousViolations,
+  signIn,
+  useStudio,
+} from '../helpers/studio-browser.js';
 
 describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
   'the Studio in Chromium: approvals',
   () => {
-    beforeAll(async () => {
+    beforeAll(() => {
       ensureBuilt();
-      studio = buildStudio();
-      g = await startDemoGateway({ listen: true, config: { studioDir: studio.dir } });
-      browser = await launchChromium();
     });
-    afterAll(async () => {
-      for (const c of contexts) await c.close();
-      await browser?.close();
-      await g?.close();
-      studio?.remove();
-    });
+    const studio = useStudio();
+
+    async function approval(id: string): Promise<Approval> {
+      return (
+        await studio.gateway.inject<Approval>('GET', `/v1/approvals/${id}`, {
+          token: studio.gateway.tokens.reviewer,
+        })
+      ).body;
+    }
 
     it('builds an index page whose scripts all come from files (the CSP forbids inline ones)', () => {
       const html = readFileSync(join(studio.dir, 'index.html'), 'utf8');
@@ -77,8 +41,8 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     });
 
     it('shows a gated call live; approving it with a reason lets the agent’s --wait finish observed', async () => {
-      const p = await page();
-      await signIn(p, url(), g.tokens.reviewer);
+      const p = await studio.page();
+      await signIn(p, studio.url(), studio.gateway.tokens.reviewer);
       await expect.poll(() => p.getByText('No approvals waiting.').isVisible()).toBe(true);
       expect(await seriousViolations(p)).toEqual([]);
 
@@ -92,15 +56,19 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
           '--wait',
           '--json',
         ],
-        { GATEHOUSE_URL: url(), GATEHOUSE_TOKEN: g.tokens.agent },
+        { GATEHOUSE_URL: studio.url(), GATEHOUSE_TOKEN: studio.gateway.tokens.agent },
       );
       // The request appears without a reload, with the exact request hash it binds.
       const card = p.getByRole('article', { name: 'demo/propose-change@1.0.0' });
       await card.waitFor();
       const pending = (
-        await g.inject<{ approvals: Approval[] }>('GET', '/v1/approvals?status=pending', {
-          token: g.tokens.reviewer,
-        })
+        await studio.gateway.inject<{ approvals: Approval[] }>(
+          'GET',
+          '/v1/approvals?status=pending',
+          {
+            token: studio.gateway.tokens.reviewer,
+          },
+        )
       ).body.approvals;
       expect(pending).toHaveLength(1);
       const waiting = pending[0]!;
@@ -137,11 +105,11 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     });
 
     it('rejects with a reason (and asks for one first); a decision on one Studio leaves every inbox', async () => {
-      const [a, b] = [await page(), await page()];
-      await signIn(a, url(), g.tokens.reviewer);
-      await signIn(b, url(), g.tokens.reviewer);
-      const res = await g.invoke(
-        g.tokens.agent,
+      const [a, b] = [await studio.page(), await studio.page()];
+      await signIn(a, studio.url(), studio.gateway.tokens.reviewer);
+      await signIn(b, studio.url(), studio.gateway.tokens.reviewer);
+      const res = await studio.gateway.invoke(
+        studio.gateway.tokens.agent,
         'studio-reject-1',
         call('demo/propose-change', { title: 'Drop table', diff: '-users\n' }),
       );
@@ -196,14 +164,14 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     });
 
     it('keeps agents out, and sets the session cookie HttpOnly and SameSite=Strict', async () => {
-      const p = await page();
-      await p.goto(`${url()}/studio/`);
-      await p.getByLabel('Token').fill(g.tokens.agent);
+      const p = await studio.page();
+      await p.goto(`${studio.url()}/studio/`);
+      await p.getByLabel('Token').fill(studio.gateway.tokens.agent);
       await p.getByRole('button', { name: 'Sign in' }).click();
       await p.getByRole('alert').getByText('Agents cannot sign in').waitFor();
       expect(await p.context().cookies()).toEqual([]);
 
-      await signIn(p, url(), g.tokens.operator);
+      await signIn(p, studio.url(), studio.gateway.tokens.operator);
       const [cookie, ...others] = await p.context().cookies();
       expect(others).toEqual([]);
       expect(cookie).toMatchObject({
@@ -224,15 +192,17 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       const stolen = `gatehouse_session=${cookie!.value}`;
       await p.getByRole('button', { name: 'Sign out' }).click();
       await p.getByLabel('Token').waitFor();
-      const after = await g.inject('GET', '/v1/invocations', { headers: { cookie: stolen } });
+      const after = await studio.gateway.inject('GET', '/v1/invocations', {
+        headers: { cookie: stolen },
+      });
       expect(after.status).toBe(401);
     });
 
     it('refuses a cross-site form POST that tries to approve with the reviewer’s session', async () => {
-      const p = await page();
-      await signIn(p, url(), g.tokens.reviewer);
-      const res = await g.invoke(
-        g.tokens.agent,
+      const p = await studio.page();
+      await signIn(p, studio.url(), studio.gateway.tokens.reviewer);
+      const res = await studio.gateway.invoke(
+        studio.gateway.tokens.agent,
         'studio-csrf-1',
         call('demo/propose-change', { title: 'Sneaky', diff: '+backdoor\n' }),
       );
@@ -241,7 +211,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       await p.route('http://attacker.test/**', (route) =>
         route.fulfill({
           contentType: 'text/html',
-          body: `<form id="f" method="POST" enctype="text/plain" action="${url()}/v1/approvals/${id}/approve"><input name="reason" value="x"></form><script>document.getElementById('f').submit()</script>`,
+          body: `<form id="f" method="POST" enctype="text/plain" action="${studio.url()}/v1/approvals/${id}/approve"><input name="reason" value="x"></form><script>document.getElementById('f').submit()</script>`,
         }),
       );
       const answer = p.waitForResponse((r) => r.url().endsWith(`/v1/approvals/${id}/approve`));
