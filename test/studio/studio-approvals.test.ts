@@ -134,7 +134,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     });
 
     it('shows an approval requested before its event stream opened (it reads afresh on open)', async () => {
-      const p = await page();
+      const p = await studio.page();
       // Hold the page's event stream back until the approval exists: its first list is read
       // before, and the event of the request is sent before the stream is there to carry it.
       let release: () => void = () => undefined;
@@ -143,10 +143,10 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         await held;
         await route.continue();
       });
-      await signIn(p, url(), g.tokens.reviewer);
+      await signIn(p, studio.url(), studio.gateway.tokens.reviewer);
       await p.getByText('No approvals waiting.').waitFor();
-      const res = await g.invoke(
-        g.tokens.agent,
+      const res = await studio.gateway.invoke(
+        studio.gateway.tokens.agent,
         'studio-late-stream-1',
         call('demo/propose-change', { title: 'Late stream', diff: '+late\n' }),
       );
@@ -156,8 +156,8 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         .getByRole('list', { name: 'Pending approvals' })
         .getByRole('article', { name: 'demo/propose-change@1.0.0' })
         .waitFor();
-      await g.inject('POST', `/v1/approvals/${res.body.approvalId!}/reject`, {
-        token: g.tokens.reviewer,
+      await studio.gateway.inject('POST', `/v1/approvals/${res.body.approvalId!}/reject`, {
+        token: studio.gateway.tokens.reviewer,
         body: { reason: 'clean up after the test' },
       });
       await p.getByText('No approvals waiting.').waitFor();
