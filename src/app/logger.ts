@@ -41,7 +41,9 @@ export function createLogger(o: LoggerOptions): Logger {
         ],
         censor: '[REDACTED]',
       },
-      serializers: { err: (e: unknown) => clean(loggable(e)) },
+      // `formatters.log` already turned errors into clean fields; pino's default `err`
+      // serializer would serialize those again (and name their type `Object`).
+      serializers: { err: (e: unknown) => e },
       formatters: {
         log: (fields) =>
           clean(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, loggable(v)]))),
