@@ -1,13 +1,11 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 
-/** What Fastify's own body and URL errors (all INVALID_INPUT) mean to a client, by code. */
+/**
+ * What Fastify's own body and URL errors (all INVALID_INPUT) mean to a client, by code. Bad or
+ * empty JSON never reaches here: `installBodyParsers` replaces Fastify's JSON parser with ours.
+ */
 const BODY_ERRORS: ReadonlyMap<string, string> = new Map([
   ['FST_ERR_CTP_INVALID_MEDIA_TYPE', 'Unsupported Content-Type: send application/json.'],
-  [
-    'FST_ERR_CTP_EMPTY_JSON_BODY',
-    'The body is empty but Content-Type is application/json: send a JSON body.',
-  ],
-  ['FST_ERR_CTP_INVALID_JSON_BODY', 'The request body is not valid JSON.'],
   [
     'FST_ERR_MAX_PARAM_LENGTH',
     'A path parameter is longer than this gateway accepts (100 characters); no id is that long.',

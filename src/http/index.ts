@@ -12,4 +12,3 @@ export type { StreamLimits } from './event-stream-hub.js';
 export { loadStudioFiles } from './studio-files.js';
 export type { StudioFile, StudioFiles } from './studio-files.js';
 export { STUDIO_CSP } from './routes/studio-routes.js';
-export { SESSION_COOKIE } from './session-auth.js';

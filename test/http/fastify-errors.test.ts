@@ -2,13 +2,18 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, GatehouseError } from '../../src/core/index.js';
+import { installBodyParsers } from '../../src/http/body-parsers.js';
 import { translateFastifyError } from '../../src/http/fastify-errors.js';
 
-/** A real Fastify server whose error handler answers what the translation made of each error. */
+/**
+ * A real Fastify server with the gateway's body parsers, whose error handler answers what the
+ * translation made of each error.
+ */
 let app: FastifyInstance;
 
 beforeAll(async () => {
   app = Fastify({ bodyLimit: 64 });
+  installBodyParsers(app, { maxJsonDepth: 8 });
   app.post('/echo', (req) => req.body);
   app.post('/throw', () => {
     throw new GatehouseError(ErrorCode.NOT_FOUND, 'ours');
@@ -53,9 +58,9 @@ describe('translateFastifyError', () => {
   });
 
   it('bad JSON, an empty JSON body and a foreign media type are INVALID_INPUT, each said so', async () => {
-    expect(await post('/echo', '{"a":')).toEqual({
+    expect(await post('/echo', '{"a":')).toMatchObject({
       code: 'INVALID_INPUT',
-      message: 'The request body is not valid JSON.',
+      message: expect.stringMatching(/^The request body is not valid JSON: /) as unknown,
     });
     expect(await post('/echo', '')).toMatchObject({
       code: 'INVALID_INPUT',
