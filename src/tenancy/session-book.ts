@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { ErrorCode, GatehouseError, isoTime, sha256Hex } from '../core/index.js';
 import type { Clock } from '../core/index.js';
+import { hasRole } from './principal.js';
 import type { Principal } from './principal.js';
 
 /** Options of {@link SessionBook}. */
@@ -26,7 +27,9 @@ export interface OpenedSession extends Session {
   secret: string;
 }
 
-interface Held extends Session {
+/** A session with its expiry as a number; `session` is handed out as it is, never copied. */
+interface Held {
+  session: Session;
   expiresMs: number;
 }
 
@@ -51,7 +54,7 @@ export class SessionBook {
    * @throws GatehouseError FORBIDDEN when the principal is an agent (or holds no human role).
    */
   open(principal: Principal): OpenedSession {
-    if (principal.roles.includes('agent') || principal.roles.length === 0) {
+    if (hasRole(principal, 'agent') || principal.roles.length === 0) {
       throw new GatehouseError(
         ErrorCode.FORBIDDEN,
         'Agents cannot sign in to the Studio: it is for reviewers, operators, maintainers and admins. Sign in with a person’s token.',
@@ -66,14 +69,13 @@ export class SessionBook {
     }
     const secret = randomBytes(32).toString('base64url');
     const expiresMs = this.options.clock.now() + this.ttlMs;
-    const held: Held = {
+    const session: Session = {
       principal,
       csrfToken: randomBytes(32).toString('base64url'),
       expiresAt: isoTime(expiresMs),
-      expiresMs,
     };
-    this.sessions.set(sha256Hex(secret), held);
-    return { principal, csrfToken: held.csrfToken, expiresAt: held.expiresAt, secret };
+    this.sessions.set(sha256Hex(secret), { session, expiresMs });
+    return { ...session, secret };
   }
 
   /** The live session a cookie's secret names, or undefined (unknown, revoked or expired). */
@@ -85,8 +87,7 @@ export class SessionBook {
       this.sessions.delete(key);
       return undefined;
     }
-    const { expiresMs: _ms, ...session } = held;
-    return session;
+    return held.session;
   }
 
   /** True when `presented` is the session's CSRF token (compared in constant time). */
@@ -100,11 +101,6 @@ export class SessionBook {
   /** Ends the session the secret names. Safe to repeat. */
   revoke(secret: string): void {
     this.sessions.delete(sha256Hex(secret));
-  }
-
-  /** How many sessions are held (expired ones not yet dropped included). */
-  get size(): number {
-    return this.sessions.size;
   }
 
   private dropExpired(): void {
