@@ -193,11 +193,6 @@ export class CedarEngine {
   authorize(setId: string, request: PolicyRequest): AuthorizationResult {
     const entry = this.sets.get(setId);
     if (!entry) throw new IllegalStateError(`policy set ${setId} was never prepared`);
-    const refused = (message: string): ReturnType<Cedar['statefulIsAuthorized']> => ({
-      type: 'failure',
-      errors: [{ message, help: null, code: null, url: null, severity: null }],
-      warnings: [],
-    });
     const answer = this.guarded<ReturnType<Cedar['statefulIsAuthorized']>>(
       (cedar) => {
         try {
@@ -281,6 +276,15 @@ export class CedarEngine {
  * the whole process; nothing else of ours calls WebAssembly) avoids it, at roughly 10 µs per
  * authorization. Newer V8 (13+, untested) is left alone.
  */
+/** Cedar's answer shape for a request it could not decide: it is denied with `message`. */
+function refused(message: string): ReturnType<Cedar['statefulIsAuthorized']> {
+  return {
+    type: 'failure',
+    errors: [{ message, help: null, code: null, url: null, severity: null }],
+    warnings: [],
+  };
+}
+
 function avoidJsWasmInliningCrash(): void {
   if (Number(process.versions.v8.split('.')[0]) <= 12) {
     setFlagsFromString('--no-turbo-inline-js-wasm-calls');
