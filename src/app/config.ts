@@ -8,6 +8,7 @@ import { loadSandboxConfig } from './sandbox-config.js';
 import type { SandboxConfig } from './sandbox-config.js';
 import { LOG_LEVELS, isLogLevel } from './logger.js';
 import type { LogLevel } from './logger.js';
+import { envInteger } from './env-integer.js';
 import { loadTracingConfig } from './tracing-config.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -70,25 +71,27 @@ export function loadConfig(
   const config: GatewayConfig = {
     dataDir,
     host: flags.host ?? env.GATEHOUSE_HOST ?? '127.0.0.1',
-    port: flags.port ?? int(env.GATEHOUSE_PORT, 'GATEHOUSE_PORT') ?? 7070,
+    port: flags.port ?? envInteger(env.GATEHOUSE_PORT, 'GATEHOUSE_PORT') ?? 7070,
     maxOutputBytes:
       flags.maxOutputBytes ??
-      int(env.GATEHOUSE_MAX_OUTPUT_BYTES, 'GATEHOUSE_MAX_OUTPUT_BYTES') ??
+      envInteger(env.GATEHOUSE_MAX_OUTPUT_BYTES, 'GATEHOUSE_MAX_OUTPUT_BYTES') ??
       64 * 1024,
     maxArtifactBytes:
       flags.maxArtifactBytes ??
-      int(env.GATEHOUSE_MAX_ARTIFACT_BYTES, 'GATEHOUSE_MAX_ARTIFACT_BYTES') ??
+      envInteger(env.GATEHOUSE_MAX_ARTIFACT_BYTES, 'GATEHOUSE_MAX_ARTIFACT_BYTES') ??
       16 * 1024 * 1024,
     artifactRetentionMs:
       flags.artifactRetentionMs ??
-      int(env.GATEHOUSE_ARTIFACT_RETENTION_MS, 'GATEHOUSE_ARTIFACT_RETENTION_MS') ??
+      envInteger(env.GATEHOUSE_ARTIFACT_RETENTION_MS, 'GATEHOUSE_ARTIFACT_RETENTION_MS') ??
       30 * 24 * 3600 * 1000,
     defaultTimeoutMs:
-      flags.defaultTimeoutMs ?? int(env.GATEHOUSE_TIMEOUT_MS, 'GATEHOUSE_TIMEOUT_MS') ?? 30_000,
+      flags.defaultTimeoutMs ??
+      envInteger(env.GATEHOUSE_TIMEOUT_MS, 'GATEHOUSE_TIMEOUT_MS') ??
+      30_000,
     synchronous: flags.synchronous ?? sync(env.GATEHOUSE_SYNCHRONOUS) ?? 'full',
     approvalTtlMs:
       flags.approvalTtlMs ??
-      int(env.GATEHOUSE_APPROVAL_TTL_MS, 'GATEHOUSE_APPROVAL_TTL_MS') ??
+      envInteger(env.GATEHOUSE_APPROVAL_TTL_MS, 'GATEHOUSE_APPROVAL_TTL_MS') ??
       24 * 3600 * 1000,
     approvalQuorum: flags.approvalQuorum ?? quorum(env.GATEHOUSE_APPROVAL_QUORUM),
     sandbox: flags.sandbox ?? loadSandboxConfig(env, dataDir),
@@ -99,7 +102,7 @@ export function loadConfig(
     studioDir: resolve(flags.studioDir ?? env.GATEHOUSE_STUDIO_DIR ?? BUILT_STUDIO),
     sessionTtlMs:
       flags.sessionTtlMs ??
-      int(env.GATEHOUSE_SESSION_TTL_MS, 'GATEHOUSE_SESSION_TTL_MS') ??
+      envInteger(env.GATEHOUSE_SESSION_TTL_MS, 'GATEHOUSE_SESSION_TTL_MS') ??
       8 * 3600 * 1000,
     logLevel: flags.logLevel ?? logLevel(env.GATEHOUSE_LOG_LEVEL),
     tracing: flags.tracing !== undefined ? flags.tracing : loadTracingConfig(env),
@@ -113,16 +116,6 @@ export function loadConfig(
     );
   }
   return config;
-}
-
-function int(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value))
-    throw new GatehouseError(
-      ErrorCode.INVALID_INPUT,
-      `${name} must be a non-negative integer; got ${JSON.stringify(value)}.`,
-    );
-  return Number(value);
 }
 
 /** `production=2,staging=1`: approvals needed per environment class; 1 where unnamed. */

@@ -1,6 +1,7 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import { DEFAULT_SERVER_LIMITS, DEFAULT_STREAM_LIMITS } from '../http/index.js';
 import type { ServerLimits, StreamLimits } from '../http/index.js';
+import { envInteger } from './env-integer.js';
 
 /** One setting: its variable, whether 0 is allowed (it turns the limit off), and its field. */
 interface Setting<T> {
@@ -57,7 +58,7 @@ function load<T extends object>(
   for (const s of settings) {
     const raw = env[s.env];
     const flag = flags[s.field] as number | undefined;
-    const value = flag ?? (raw === undefined || raw === '' ? undefined : parse(raw, s.env));
+    const value = flag ?? envInteger(raw, s.env);
     if (value === undefined) continue;
     if (!Number.isSafeInteger(value) || value < 0 || (value === 0 && !s.zeroIsOff)) {
       throw new GatehouseError(
@@ -68,13 +69,4 @@ function load<T extends object>(
     (out as Record<string, unknown>)[s.field as string] = value;
   }
   return out;
-}
-
-function parse(raw: string, name: string): number {
-  if (!/^\d+$/.test(raw))
-    throw new GatehouseError(
-      ErrorCode.INVALID_INPUT,
-      `${name} must be a non-negative integer; got ${JSON.stringify(raw)}.`,
-    );
-  return Number(raw);
 }

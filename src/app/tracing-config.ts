@@ -1,4 +1,5 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
+import { envInteger } from './env-integer.js';
 
 /** The OTLP protocols spans can be exported with (OTLP over HTTP; gRPC is not built in). */
 export const OtlpProtocol = { json: 'http/json', protobuf: 'http/protobuf' } as const;
@@ -133,10 +134,7 @@ function pairs(v: string | undefined, name: string): Record<string, string> {
 }
 
 function millis(v: string | undefined, name: string): number | undefined {
-  const t = value(v);
-  if (t === undefined) return undefined;
-  if (!/^\d+$/.test(t)) throw invalid(name, t, 'a whole number of milliseconds');
-  return Number(t);
+  return envInteger(value(v), name, 'a whole number of milliseconds');
 }
 
 function sampler(env: NodeJS.ProcessEnv): { sampler: SamplerName; samplerRatio: number } {
