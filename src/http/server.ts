@@ -12,7 +12,7 @@ import { mountMcpEndpoint } from './mcp-endpoint/endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 import { MCP_ENDPOINT_ROUTES, openApiDocument, undocumentedRoutes } from './openapi.js';
 import type { Route } from './route.js';
-import { bearerToken } from './bearer.js';
+import { bearerPrincipal } from './bearer.js';
 import type { GatewayServices } from './services.js';
 import { evidenceRoutes } from './routes/evidence-routes.js';
 import { invocationRoutes } from './routes/invocation-routes.js';
@@ -197,15 +197,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
 
 /** The caller: by its bearer token, or (without one) by its Studio session cookie. */
 function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Principal {
-  let principal: Principal | undefined;
-  if (req.headers.authorization === undefined && hasSessionCookie(req)) {
-    principal = sessionPrincipal(s, req);
-  } else {
-    const token = bearerToken(req.headers.authorization, 'token', 512);
-    principal = s.directory.authenticate(token);
-  }
-  if (!principal)
-    throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
+  const principal =
+    req.headers.authorization === undefined && hasSessionCookie(req)
+      ? sessionPrincipal(s, req)
+      : bearerPrincipal(s.directory, req.headers.authorization);
   const allowed = route.roles as readonly string[];
   if (!principal.roles.some((r) => allowed.includes(r))) {
     throw new GatehouseError(

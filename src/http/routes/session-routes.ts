@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../../core/index.js';
-import type { Principal, Session } from '../../tenancy/index.js';
-import { bearerToken } from '../bearer.js';
+import type { Session } from '../../tenancy/index.js';
+import { bearerPrincipal } from '../bearer.js';
 import { SESSION_COOKIE, requireCsrf, sessionOf } from '../session-auth.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
@@ -53,11 +53,7 @@ export function sessionRoutes(s: GatewayServices): Route[] {
         '403': 'an agent token',
       },
       handler: (_principal, req, reply) => {
-        const token = bearerToken(req.headers.authorization, 'token', 512);
-        const principal: Principal | undefined = s.directory.authenticate(token);
-        if (!principal)
-          throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
-        const opened = s.sessions.open(principal);
+        const opened = s.sessions.open(bearerPrincipal(s.directory, req.headers.authorization));
         const seconds = Math.floor(s.sessions.ttlMs / 1000);
         void reply.setCookie(SESSION_COOKIE, opened.secret, cookieOptions(req, seconds));
         void reply.header('cache-control', 'no-store');
