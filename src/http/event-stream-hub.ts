@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { OutboxFeed, StoredEvent } from '../core/index.js';
 import type { Principal } from '../tenancy/index.js';
+import { socketProgress } from './server-limits.js';
 
 /** Bounds of `/v1/events/stream`. */
 export interface StreamLimits {
@@ -70,7 +71,7 @@ interface Client {
   pending: Frame[] | null;
   pendingBytes: number;
   closed: boolean;
-  /** Stall watch: the socket's bytes handed on at the last heartbeat, and since when none moved. */
+  /** Stall watch: the socket's progress at the last heartbeat, and since when it has not moved. */
   written: number;
   stuckSince: number | null;
   /** Wakes a backlog read waiting for the client's buffer to drain. */
@@ -283,7 +284,7 @@ export class EventStreamHub {
   private beat(): void {
     const now = Date.now();
     for (const c of [...this.clients]) {
-      const written = handedOn(c.res);
+      const written = socketProgress(c.res.socket);
       if (c.res.writableLength > 0 && written === c.written) {
         c.stuckSince ??= now;
         if (now - c.stuckSince >= this.options.limits.stallMs) {
@@ -331,16 +332,6 @@ export class EventStreamHub {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
   }
-}
-
-/**
- * The bytes of the stream its socket has finished writing: they grow only as the reader takes
- * them. Not `bytesWritten` alone, which counts what is still queued too, and so grows with every
- * heartbeat queued for a reader that takes nothing.
- */
-function handedOn(res: ServerResponse): number {
-  const socket = res.socket;
-  return socket ? (socket.bytesWritten ?? 0) - socket.writableLength : 0;
 }
 
 /** One event as a server-sent event. */

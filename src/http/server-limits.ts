@@ -72,27 +72,94 @@ export function limitedServerFactory(
 }
 
 /**
- * Arms the send timeout for one answer about to be written: until it is finished, the connection
- * is closed when `ms` pass without any of its bytes leaving for the kernel (the client stopped
- * reading). Not for streamed payloads, which may rightly pause, nor for in-process requests.
- * A timer of its own, not the socket's: Node uses that one for keep-alive.
+ * The bytes a socket's kernel buffer has taken so far: handed to libuv less those libuv still
+ * holds. They grow only as the client reads (once the kernel buffer is full), never when more is
+ * merely queued in Node (unlike `bytesWritten`, which counts Node's queue too), and also while one
+ * large write is partly taken (unlike `bytesWritten - writableLength`). Undefined-safe: a missing
+ * socket has taken nothing. `_bytesDispatched` and `_handle.writeQueueSize` are internals of
+ * net.Socket, stable since Node 0.x.
  */
-export function armSendTimeout(res: ServerResponse, payload: unknown, ms: number): void {
-  const socket = res.socket;
-  if (ms <= 0 || !(socket instanceof Socket) || payload instanceof Readable) return;
-  // Bytes libuv still holds for the kernel (an internal of net.Socket, stable since Node 0.x).
-  const queued = () =>
-    (socket as unknown as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0;
-  // Bytes handed to libuv less those it still holds: they grow only as the client reads.
-  const progress = () => socket.bytesWritten - queued();
-  let last = progress();
-  const timer = setInterval(() => {
-    const now = progress();
-    if (now === last && res.writableLength + queued() > 0) socket.destroy();
-    last = now;
-  }, ms);
-  timer.unref();
-  const stop = () => clearInterval(timer);
-  res.once('finish', stop);
-  res.once('close', stop);
+export function socketProgress(socket: Socket | null | undefined): number {
+  if (!socket) return 0;
+  const s = socket as unknown as {
+    _bytesDispatched?: number;
+    _handle?: { writeQueueSize?: number } | null;
+  };
+  return (s._bytesDispatched ?? 0) - (s._handle?.writeQueueSize ?? 0);
+}
+
+/** An answer being sent: its socket, the progress last seen and since when it has not moved. */
+interface Sending {
+  socket: Socket;
+  progress: number;
+  since: number;
+}
+
+/**
+ * The send timeout of one server: until an answer is finished, its connection is closed when
+ * `ms` pass without any of its bytes leaving for the kernel (the client stopped reading). One
+ * set of unfinished answers, checked by one timer that runs while the set is not empty. Not for
+ * streamed payloads, which may rightly pause, nor for in-process requests. A timer of its own,
+ * not the socket's: Node uses that one for keep-alive.
+ */
+export class SendWatch {
+  private readonly sending = new Map<ServerResponse, Sending>();
+  private timer: NodeJS.Timeout | null = null;
+
+  /** @param ms the send timeout; 0 turns the watch off. */
+  constructor(private readonly ms: number) {}
+
+  /** Watches an answer about to be written with `payload`, until {@link done} or it ends. */
+  watch(res: ServerResponse, payload: unknown): void {
+    const socket = res.socket;
+    if (this.ms <= 0 || !(socket instanceof Socket) || payload instanceof Readable) return;
+    this.sending.set(res, { socket, progress: socketProgress(socket), since: Date.now() });
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.check(), this.ms);
+      this.timer.unref();
+    }
+  }
+
+  /** The answer is finished (Fastify's `onResponse`). */
+  done(res: ServerResponse): void {
+    this.sending.delete(res);
+  }
+
+  /** Stops watching everything. Safe to call twice. */
+  close(): void {
+    this.sending.clear();
+    this.stop();
+  }
+
+  private check(): void {
+    const now = Date.now();
+    for (const [res, w] of this.sending) {
+      if (res.writableFinished || w.socket.destroyed) {
+        this.sending.delete(res);
+        continue;
+      }
+      const progress = socketProgress(w.socket);
+      if (progress !== w.progress) {
+        w.progress = progress;
+        w.since = now;
+      } else if (now - w.since >= this.ms && res.writableLength + queued(w.socket) > 0) {
+        this.sending.delete(res);
+        w.socket.destroy();
+      }
+    }
+    if (this.sending.size === 0) this.stop();
+  }
+
+  private stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+/** Bytes libuv still holds for the kernel. */
+function queued(socket: Socket): number {
+  return (
+    (socket as unknown as { _handle?: { writeQueueSize?: number } | null })._handle
+      ?.writeQueueSize ?? 0
+  );
 }

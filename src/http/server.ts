@@ -28,7 +28,7 @@ import { operationalRoutes } from './routes/operational-routes.js';
 import { installBodyParsers } from './body-parsers.js';
 import { DEFAULT_STREAM_LIMITS, EventStreamHub } from './event-stream-hub.js';
 import type { StreamLimits } from './event-stream-hub.js';
-import { DEFAULT_SERVER_LIMITS, armSendTimeout, limitedServerFactory } from './server-limits.js';
+import { DEFAULT_SERVER_LIMITS, SendWatch, limitedServerFactory } from './server-limits.js';
 import type { ServerLimits } from './server-limits.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { studioRoutes } from './routes/studio-routes.js';
@@ -105,10 +105,19 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     metrics: s.metrics,
     onError: (err) => app.log.error({ err }, 'event stream failed'),
   });
-  app.addHook('onClose', () => hub.close());
+  const sends = new SendWatch(limits.sendTimeoutMs);
+  app.addHook('onClose', (_app, done) => {
+    hub.close();
+    sends.close();
+    done();
+  });
   app.addHook('onSend', (_req, reply, payload, done) => {
-    armSendTimeout(reply.raw, payload, limits.sendTimeoutMs);
+    sends.watch(reply.raw, payload);
     done(null, payload);
+  });
+  app.addHook('onResponse', (_req, reply, done) => {
+    sends.done(reply.raw);
+    done();
   });
   const routes: Route[] = [
     ...registryRoutes(s),
