@@ -139,7 +139,7 @@ export class EventStreamHub {
 
   /** Closes every stream and stops reading. Safe to call twice. */
   close(): void {
-    for (const c of [...this.clients]) this.remove(c, () => c.res.end());
+    for (const c of this.clients) this.remove(c, () => c.res.end());
   }
 
   private admit(principal: Principal, res: ServerResponse): Client {
@@ -249,19 +249,21 @@ export class EventStreamHub {
       } while (this.again);
     } catch (err) {
       // The clients resume from what they got; the next commit reads again.
-      for (const c of [...this.clients]) this.drop(c, 'failed');
+      for (const c of this.clients) this.drop(c, 'failed');
       this.options.onError?.(err);
     } finally {
       this.reading = false;
     }
   }
 
+  // The loops over clients iterate the sets themselves: a client removed during the loop is
+  // simply not visited (deleting from a Set while iterating it is safe).
   private dispatch(e: StoredEvent): void {
     const clients = this.byTenant.get(e.tenant);
     if (!clients) return;
     let frame: Frame | undefined;
     const bound = this.options.limits.bufferBytes;
-    for (const c of [...clients]) {
+    for (const c of clients) {
       if (e.seq <= c.last) continue;
       frame ??= frameOf(e);
       if (c.pending) {
@@ -283,7 +285,7 @@ export class EventStreamHub {
   /** Keeps streams alive and closes those whose reader took nothing for `stallMs`. */
   private beat(): void {
     const now = Date.now();
-    for (const c of [...this.clients]) {
+    for (const c of this.clients) {
       const written = socketProgress(c.res.socket);
       if (c.res.writableLength > 0 && written === c.written) {
         c.stuckSince ??= now;
