@@ -40,8 +40,6 @@ export type StreamDropReason = 'behind' | 'stalled' | 'failed';
 
 /** What the hub reports, for `/metrics`. */
 export interface StreamMetrics {
-  /** The number of open streams, after each change. */
-  streamClients(count: number): void;
   /** A stream the gateway closed, and why. */
   streamDropped(reason: StreamDropReason): void;
 }
@@ -183,7 +181,6 @@ export class EventStreamHub {
     this.byPrincipal.set(c.principal, principalCount + 1);
     res.on('close', () => this.remove(c));
     if (this.clients.size === 1) this.begin();
-    this.options.metrics?.streamClients(this.clients.size);
     return c;
   }
 
@@ -321,7 +318,6 @@ export class EventStreamHub {
     end?.();
     c.wake?.();
     if (this.clients.size === 0) this.end();
-    this.options.metrics?.streamClients(this.clients.size);
   }
 
   /** The last client left: stop reading until the next one comes. */

@@ -1,13 +1,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ExecutionCapacity } from '../capacity/index.js';
 import type { InvocationStatus, PipelineMetrics, StageName } from '../invocation/index.js';
 import type { StreamDropReason, StreamMetrics } from './event-stream-hub.js';
 
 /** What a pool of execution capacity holds now, as `ExecutionCapacity.usage()` tells it. */
-export interface PoolUsage {
-  pool: { name: string };
-  used: { leases: number };
-  queued: number;
-}
+export type PoolUsage = ReturnType<ExecutionCapacity['usage']>[number];
 
 /** Options of {@link GatewayMetrics}. */
 export interface GatewayMetricsOptions {
@@ -42,9 +39,20 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
     registers: [this.registry],
   });
 
-  private readonly streams = new Gauge({
-    name: 'gatehouse_event_stream_clients',
-    help: 'Open /v1/events/stream clients.',
+  /** Where the open stream count is read at each scrape (the server's event-stream hub). */
+  private streamCount: (() => number) | null = null;
+
+  private readonly queueDepth = new Gauge({
+    name: 'gatehouse_queue_depth',
+    help: 'Calls waiting in line for execution capacity, by pool.',
+    labelNames: ['pool'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly leasesInUse = new Gauge({
+    name: 'gatehouse_leases_in_use',
+    help: 'Sandbox leases held now, by pool.',
+    labelNames: ['pool'] as const,
     registers: [this.registry],
   });
 
@@ -68,28 +76,23 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
     registers: [this.registry],
   });
 
-  constructor(options: GatewayMetricsOptions = {}) {
+  constructor(private readonly options: GatewayMetricsOptions = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
-    const capacity = options.capacity;
-    // Read at each scrape, so the gauges cost nothing between scrapes.
+    const count = () => this.streamCount?.() ?? 0;
+    // Read at each scrape, so the gauge costs nothing between scrapes.
     new Gauge({
-      name: 'gatehouse_queue_depth',
-      help: 'Calls waiting in line for execution capacity, by pool.',
-      labelNames: ['pool'] as const,
+      name: 'gatehouse_event_stream_clients',
+      help: 'Open /v1/events/stream clients.',
       registers: [this.registry],
       collect() {
-        for (const u of capacity?.() ?? []) this.set({ pool: u.pool.name }, u.queued);
+        this.set(count());
       },
     });
-    new Gauge({
-      name: 'gatehouse_leases_in_use',
-      help: 'Sandbox leases held now, by pool.',
-      labelNames: ['pool'] as const,
-      registers: [this.registry],
-      collect() {
-        for (const u of capacity?.() ?? []) this.set({ pool: u.pool.name }, u.used.leases);
-      },
-    });
+  }
+
+  /** Where the open event streams are counted (the server's hub), read at each scrape. */
+  countStreams(count: () => number): void {
+    this.streamCount = count;
   }
 
   /** The database refused a write with this error code. */
@@ -110,10 +113,6 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
     this.mcpRefusals.inc({ code });
   }
 
-  streamClients(count: number): void {
-    this.streams.set(count);
-  }
-
   streamDropped(reason: StreamDropReason): void {
     this.streamDrops.inc({ reason });
   }
@@ -123,8 +122,16 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
     this.connectionDrops.inc();
   }
 
-  /** The text exposition format. */
+  /**
+   * The text exposition format: one scrape. Capacity is read once for both of its gauges, so
+   * they describe the same moment and the pools are walked once.
+   */
   text(): Promise<string> {
+    const usage = this.options.capacity?.() ?? [];
+    for (const u of usage) {
+      this.queueDepth.set({ pool: u.pool.name }, u.queued);
+      this.leasesInUse.set({ pool: u.pool.name }, u.used.leases);
+    }
     return this.registry.metrics();
   }
 }

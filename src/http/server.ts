@@ -106,6 +106,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     onError: (err) => app.log.error({ err }, 'event stream failed'),
   });
   const sends = new SendWatch(limits.sendTimeoutMs);
+  s.metrics.countStreams(() => hub.size);
   app.addHook('onClose', (_app, done) => {
     hub.close();
     sends.close();
