@@ -42,14 +42,18 @@ export class ApprovalService {
 
   /**
    * Records a reviewer's decision. One rejection rejects; approvals count up to the quorum.
+   * `expectedRequestHash`, when given, is the request hash the reviewer saw: a decision never
+   * applies to another request.
    * @throws GatehouseError FORBIDDEN (an agent, not a reviewer, or the requester), NOT_FOUND,
-   *   CONFLICT (already decided, expired, or this reviewer already decided).
+   *   CONFLICT (bound to another request hash than expected, already decided, expired, or this
+   *   reviewer already decided).
    */
   async decide(
     principal: Principal,
     id: string,
     decision: 'approve' | 'reject',
     reason: string,
+    expectedRequestHash?: string,
   ): Promise<Approval> {
     if (hasRole(principal, 'agent')) {
       throw new GatehouseError(
@@ -64,6 +68,13 @@ export class ApprovalService {
       );
     }
     const a = await this.get(principal.tenant, id);
+    if (expectedRequestHash !== undefined && a.requestHash !== expectedRequestHash) {
+      throw new GatehouseError(
+        ErrorCode.CONFLICT,
+        `Approval ${id} is bound to request hash ${a.requestHash}, not ${expectedRequestHash}: reload it and decide on what it binds.`,
+        { details: { pointer: '/requestHash', requestHash: a.requestHash } },
+      );
+    }
     if (a.requestedBy === principal.id) {
       throw new GatehouseError(
         ErrorCode.FORBIDDEN,

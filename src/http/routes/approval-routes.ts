@@ -31,23 +31,12 @@ export function approvalRoutes(s: GatewayServices): Route[] {
       }
       const id = (req.params as { id: string }).id;
       const seen = body.requestHash;
-      if (seen !== undefined) {
-        if (typeof seen !== 'string') {
-          throw new GatehouseError(ErrorCode.INVALID_INPUT, '/requestHash must be a string.', {
-            details: { pointer: '/requestHash' },
-          });
-        }
-        // The decider saw this request hash: a decision never applies to another request.
-        const current = await s.approvals.get(principal.tenant, id);
-        if (current.requestHash !== seen) {
-          throw new GatehouseError(
-            ErrorCode.CONFLICT,
-            `Approval ${id} is bound to request hash ${current.requestHash}, not ${seen}: reload it and decide on what it binds.`,
-            { details: { pointer: '/requestHash', requestHash: current.requestHash } },
-          );
-        }
+      if (seen !== undefined && typeof seen !== 'string') {
+        throw new GatehouseError(ErrorCode.INVALID_INPUT, '/requestHash must be a string.', {
+          details: { pointer: '/requestHash' },
+        });
       }
-      const approval = await s.approvals.decide(principal, id, decision, reason ?? '');
+      const approval = await s.approvals.decide(principal, id, decision, reason ?? '', seen);
       return { status: 200, body: approval };
     };
   const requestHash = {
