@@ -89,6 +89,8 @@ interface GatewayParts {
   lock: DataDirLock;
   /** The periodic pass that denies calls whose approval expired or was rejected. */
   approvalSweep: NodeJS.Timeout;
+  /** The periodic artifact retention pass; null when artifacts are kept forever. */
+  retentionSweep: NodeJS.Timeout | null;
 }
 
 /**
@@ -179,11 +181,6 @@ export class Gateway {
         clock,
         ids,
         invocations: store,
-        // Artifact retention rides on the reaper's passes; 0 keeps artifacts forever.
-        sweep: () =>
-          config.artifactRetentionMs > 0
-            ? artifacts.removeOlderThan(clock.now() - config.artifactRetentionMs)
-            : Promise.resolve(0),
       });
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
@@ -348,6 +345,7 @@ export class Gateway {
         pending,
         lock,
         approvalSweep: sweepApprovals(invocations, config.approvalTtlMs),
+        retentionSweep: sweepArtifacts(artifacts, clock, config, logger),
       });
       return self.gateway;
     } catch (err) {
@@ -382,6 +380,7 @@ export class Gateway {
   close(): Promise<void> {
     return this.state.close(async () => {
       clearInterval(this.parts.approvalSweep);
+      if (this.parts.retentionSweep) clearInterval(this.parts.retentionSweep);
       this.invocations.abortAll();
       await this.server.close();
       this.parts.pending.close();
@@ -403,7 +402,39 @@ export class Gateway {
 function sweepApprovals(invocations: InvocationService, ttlMs: number): NodeJS.Timeout {
   const sweep = () => void invocations.denyUnusableApprovals().catch(() => undefined);
   sweep();
-  const timer = setInterval(sweep, Math.min(30_000, Math.max(200, Math.floor(ttlMs / 4))));
+  const timer = setInterval(sweep, approvalSweepPeriod(ttlMs));
+  timer.unref();
+  return timer;
+}
+
+/** A quarter of the approval lifetime, between 200 ms and 30 s. */
+function approvalSweepPeriod(ttlMs: number): number {
+  return Math.min(30_000, Math.max(200, Math.floor(ttlMs / 4)));
+}
+
+/**
+ * Removes, now and then periodically, the artifacts older than the retention (whether or not the
+ * sandbox runs). The retention is days long, so the pass is slow: a 24th of it, at most hourly,
+ * never more often than the approval sweep. A retention of 0 keeps artifacts forever (no timer).
+ */
+function sweepArtifacts(
+  artifacts: FileArtifactStore,
+  clock: Clock,
+  config: Pick<GatewayConfig, 'artifactRetentionMs' | 'approvalTtlMs'>,
+  logger: Logger,
+): NodeJS.Timeout | null {
+  const retention = config.artifactRetentionMs;
+  if (retention <= 0) return null;
+  const sweep = () =>
+    void artifacts
+      .removeOlderThan(clock.now() - retention)
+      .catch((err: unknown) => logger.warn({ err }, 'the artifact retention pass failed'));
+  sweep();
+  const period = Math.max(
+    approvalSweepPeriod(config.approvalTtlMs),
+    Math.min(3_600_000, Math.floor(retention / 24)),
+  );
+  const timer = setInterval(sweep, period);
   timer.unref();
   return timer;
 }

@@ -45,8 +45,6 @@ export async function openExecution(options: {
   clock: Clock;
   ids: IdGenerator;
   invocations: InvocationStore;
-  /** Run on each reaper pass beside the lease sweep (artifact retention). */
-  sweep?: () => Promise<unknown>;
 }): Promise<Execution> {
   const { config, db, clock, ids } = options;
   const cipher = await SecretCipher.load({ keyFile: join(config.dataDir, 'keys', 'master.key') });
@@ -137,10 +135,7 @@ export async function openExecution(options: {
     },
     workspaces: () => workspaces.existing(),
     removeWorkspace: (id) => workspaces.remove(id),
-    onPass: async () => {
-      await broker.revokeExpired();
-      await options.sweep?.();
-    },
+    onPass: () => broker.revokeExpired(),
     intervalMs: sc.reapIntervalMs,
   });
   // At start nothing runs: every gatehouse cgroup left behind is an orphan of a crash.
