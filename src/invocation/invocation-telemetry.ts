@@ -5,7 +5,7 @@ import {
   isSpanContextValid,
   trace,
 } from '@opentelemetry/api';
-import type { Attributes, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { Redactor } from '../secrets/index.js';
 import type { InvocationRecord } from './invocation-record.js';
 
@@ -43,6 +43,8 @@ export class InvocationTrace {
   readonly span: Span;
   /** The call's log: every line carries the invocation id and, when there is one, the trace id. */
   readonly log: InvocationLog | undefined;
+  /** The context that makes the invocation span the parent of each stage span. */
+  readonly #context: Context;
 
   constructor(
     private readonly tracer: Tracer,
@@ -67,6 +69,7 @@ export class InvocationTrace {
       },
       parent ? trace.setSpanContext(ROOT_CONTEXT, parent) : ROOT_CONTEXT,
     );
+    this.#context = trace.setSpan(ROOT_CONTEXT, this.span);
     const context = this.span.spanContext();
     // A trace id the log does not carry yet: a trace this span started (no parent, or no log
     // of the request's).
@@ -85,7 +88,7 @@ export class InvocationTrace {
       this.tracer.startSpan(
         `stage ${name}`,
         { attributes: { 'gatehouse.stage': name } },
-        trace.setSpan(ROOT_CONTEXT, this.span),
+        this.#context,
       ),
     );
   }
