@@ -4,7 +4,7 @@ import type { AuditStore } from './audit-store.js';
 import { signCheckpoint } from './checkpoint.js';
 import type { Checkpoint } from './checkpoint.js';
 import { leafHash } from './merkle-hash.js';
-import { proveConsistency, proveInclusion, treeRoot } from './merkle-proof.js';
+import { checkCount, proveConsistency, proveInclusion, treeRoot } from './merkle-proof.js';
 import type { SubtreeSource } from './merkle-proof.js';
 import type { SubtreeRef } from './merkle-subtree.js';
 import type { Signer } from './signer.js';
@@ -152,16 +152,6 @@ export class AuditLog {
       leaf: row.record,
       leafHash: leafHash(Buffer.from(row.record, 'utf8')).toString('base64'),
     };
-  }
-}
-
-function checkCount(n: number, parameter: string): void {
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new GatehouseError(
-      ErrorCode.INVALID_INPUT,
-      `${parameter} must be a non-negative integer; got ${n}.`,
-      { details: { parameter } },
-    );
   }
 }
 

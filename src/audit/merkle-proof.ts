@@ -1,4 +1,4 @@
-import { GatehouseError, IllegalStateError } from '../core/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError } from '../core/index.js';
 import { emptyRoot, nodeHash } from './merkle-hash.js';
 import { rangeSubtrees } from './merkle-subtree.js';
 import type { SubtreeRef } from './merkle-subtree.js';
@@ -151,10 +151,16 @@ function splitPoint(n: number): number {
   return k;
 }
 
-function checkCount(n: number, what: string): void {
+/**
+ * Refuses a tree size or leaf index that is not a non-negative safe integer.
+ * @throws GatehouseError INVALID_INPUT naming `parameter` in its message and details.
+ */
+export function checkCount(n: number, parameter: string): void {
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new GatehouseError('INVALID_INPUT', `${what} ${n} is not a non-negative integer`, {
-      details: { [what]: n },
-    });
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${parameter} must be a non-negative integer; got ${n}.`,
+      { details: { parameter } },
+    );
   }
 }
