@@ -1,3 +1,4 @@
+import { cutText } from './cut-text.js';
 import { ErrorCode, GatehouseError } from './errors.js';
 
 /** How deep JSON may nest by default: far beyond any real schema, input or answer. */
@@ -188,7 +189,7 @@ function scanJsonText(text: string, maxDepth: number): JsonProblem | null {
         return {
           pointer: pointerOf(frames),
           rule: 'number',
-          reason: `the number ${token.length > 40 ? `${token.slice(0, 40)}…` : token} is too large to be finite (it would read as Infinity, which canonical JSON cannot write)`,
+          reason: `the number ${cutText(token, 40)} is too large to be finite (it would read as Infinity, which canonical JSON cannot write)`,
         };
       }
       i = j - 1;
