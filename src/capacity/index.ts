@@ -5,5 +5,4 @@ export { ExecutionCapacity } from './execution-capacity.js';
 export type { PoolConfig, LeaseRequest, AcquireOptions } from './execution-capacity.js';
 export { Reaper } from './reaper.js';
 export type { ReaperOptions } from './reaper.js';
-export { QuotaScope, quotaBreach } from './lease-quotas.js';
 export type { LeaseQuotas, QuotaBreach, LeaseOwner } from './lease-quotas.js';

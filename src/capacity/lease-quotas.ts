@@ -13,8 +13,7 @@ export interface LeaseQuotas {
 }
 
 /** Whose quota stops a request: the tenant's or the agent's. */
-export const QuotaScope = { tenant: 'tenant', agent: 'agent' } as const;
-export type QuotaScope = (typeof QuotaScope)[keyof typeof QuotaScope];
+export type QuotaScope = 'tenant' | 'agent';
 
 /** A quota a request is over: whose, its limit, and what that holder has now. */
 export interface QuotaBreach {

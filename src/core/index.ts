@@ -36,7 +36,6 @@ export {
   DEFAULT_MAX_JSON_DEPTH,
   parseJsonText,
   jsonValueProblem,
-  jsonProblemError,
 } from './json-text.js';
 export type { JsonProblem, JsonRule } from './json-text.js';
 export {
@@ -45,7 +44,6 @@ export {
   FailureCode,
   FAILURES,
   isDenialCode,
-  isFailureCode,
   isRetryableFailure,
   AbortReason,
 } from './outcome-codes.js';

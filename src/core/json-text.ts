@@ -111,7 +111,7 @@ export function jsonValueProblem(
 }
 
 /** A {@link JsonProblem} as the INVALID_INPUT error clients see. */
-export function jsonProblemError(problem: JsonProblem, what: string): GatehouseError {
+function jsonProblemError(problem: JsonProblem, what: string): GatehouseError {
   const where = problem.pointer === '' ? 'at its top' : `at ${problem.pointer}`;
   return new GatehouseError(
     ErrorCode.INVALID_INPUT,
@@ -233,7 +233,7 @@ function surrogateProblem(pointer: string): JsonProblem {
 }
 
 /** True when `s` has a high surrogate without a low one after it, or a low one without a high. */
-export function hasLoneSurrogate(s: string): boolean {
+function hasLoneSurrogate(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0xd800 || c > 0xdfff) continue;

@@ -117,7 +117,7 @@ export function storeCompletedSubtrees(
 }
 
 /** Inserts subtree hashes of level ≥ 1; inside a {@link SqliteDatabase.write}. */
-export function insertSubtreeHashes(
+function insertSubtreeHashes(
   db: SqliteDatabase,
   tenant: string,
   nodes: readonly SubtreeHash[],
