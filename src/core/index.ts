@@ -42,9 +42,9 @@ export {
   DenialCode,
   DENIALS,
   FailureCode,
-  FAILURES,
+  RETRYABLE_FAILURES,
   isDenialCode,
   isRetryableFailure,
   AbortReason,
 } from './outcome-codes.js';
-export type { DenialMeaning, FailureMeaning } from './outcome-codes.js';
+export type { DenialMeaning } from './outcome-codes.js';

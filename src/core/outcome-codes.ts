@@ -89,73 +89,25 @@ export const FailureCode = {
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 
-/** What a failure code means. */
-export interface FailureMeaning {
-  /**
-   * The same call (same idempotency key) runs again instead of answering the stored outcome:
-   * nothing ran, and the cause passes (capacity, a stop while queued).
-   */
-  retryable: boolean;
-}
-
-const final: FailureMeaning = { retryable: false };
-
-/** Every failure code's meaning. */
-export const FAILURES: { readonly [C in FailureCode]: FailureMeaning } = {
-  CREDENTIAL_UNAVAILABLE: final,
-  CREDENTIAL_SCOPE_DENIED: final,
-  CREDENTIAL_LEASE_ENDED: final,
-  INVALID_DESCRIPTOR: final,
-  SANDBOX_UNAVAILABLE: final,
-  CAPACITY_EXHAUSTED: { retryable: true },
-  QUOTA_EXCEEDED: { retryable: true },
-  QUEUE_INTERRUPTED: { retryable: true },
-  NO_EXECUTOR: final,
-  NO_LEASE: final,
-  GATEWAY_RESTARTED: final,
-  OUTCOME_NOT_RECORDED: final,
-  EFFECT_DENIED: final,
-  SANDBOX_SETUP: final,
-  TEMPLATE: final,
-  TIMEOUT: final,
-  EXIT_CODE: final,
-  LIMIT_MEMORY: final,
-  LIMIT_PIDS: final,
-  REVOKED: final,
-  SHUTDOWN: final,
-  ABORTED: final,
-  NO_HANDLER: final,
-  TOOL_ERROR: final,
-  TOOL_FAILED: final,
-  INVALID_INPUT: final,
-  NOT_CONNECTED: final,
-  CONNECTION_LOST: final,
-  UPSTREAM_ERROR: final,
-  UPSTREAM_REFUSED: final,
-  UPSTREAM_INVALID_ANSWER: final,
-  SERVER_UNAVAILABLE: final,
-  SERVER_NOT_FOUND: final,
-  SERVER_DEGRADED: final,
-  SERVER_NOT_ACTIVE: final,
-  TOOL_NOT_BOUND: final,
-  TOOL_UNBOUND: final,
-  TOOL_GONE: final,
-  BINDING_MISMATCH: final,
-};
+/**
+ * The failure codes after which the same call (same idempotency key) runs again instead of
+ * answering the stored outcome: nothing ran, and the cause passes (capacity, a stop while queued).
+ * Every other failure is final.
+ */
+export const RETRYABLE_FAILURES: ReadonlySet<FailureCode> = new Set<FailureCode>([
+  FailureCode.CAPACITY_EXHAUSTED,
+  FailureCode.QUOTA_EXCEEDED,
+  FailureCode.QUEUE_INTERRUPTED,
+]);
 
 /** True when `code` is a denial code. */
 export function isDenialCode(code: string): code is DenialCode {
   return Object.hasOwn(DENIALS, code);
 }
 
-/** True when `code` is a failure code. */
-export function isFailureCode(code: string): code is FailureCode {
-  return Object.hasOwn(FAILURES, code);
-}
-
 /** True when a call that failed with `code` runs again on a repeat of the same request. */
 export function isRetryableFailure(code: string | undefined): boolean {
-  return code !== undefined && isFailureCode(code) && FAILURES[code].retryable;
+  return code !== undefined && RETRYABLE_FAILURES.has(code as FailureCode);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DENIALS, FAILURES } from '../../src/core/index.js';
-import type { DenialCode, FailureCode } from '../../src/core/index.js';
+import { DENIALS, FailureCode, RETRYABLE_FAILURES } from '../../src/core/index.js';
+import type { DenialCode } from '../../src/core/index.js';
 import { HTTP_STATUS_OF_DENIAL, invocationStatusCode } from '../../src/http/error-status.js';
 import { recordResult } from '../../src/http/mcp-endpoint/results.js';
 import type { InvocationRecord, InvocationStatus } from '../../src/invocation/index.js';
@@ -9,7 +9,7 @@ import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 
 const denials = Object.keys(DENIALS) as DenialCode[];
-const failures = Object.keys(FAILURES) as FailureCode[];
+const failures = Object.values(FailureCode);
 
 /** A record ended with `status` and `code`; only what the edges read is filled in. */
 function ended(status: InvocationStatus, code: string): InvocationRecord {
@@ -42,10 +42,10 @@ describe('outcome codes', () => {
     expect(documented('Denied, 403').sort()).toEqual(
       denials.filter((c) => !DENIALS[c].invalidRequest).sort(),
     );
-    const retryable = failures.filter((c) => FAILURES[c].retryable);
+    const retryable = failures.filter((c) => RETRYABLE_FAILURES.has(c));
     expect(documented('Failed (200), retryable').sort()).toEqual(retryable.sort());
     expect(documented('Failed or uncertain, 200').sort()).toEqual(
-      failures.filter((c) => !FAILURES[c].retryable).sort(),
+      failures.filter((c) => !RETRYABLE_FAILURES.has(c)).sort(),
     );
   });
 
