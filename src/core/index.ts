@@ -32,11 +32,7 @@ export { utf8Prefix } from './utf8.js';
 export { cutText } from './cut-text.js';
 export { Lifecycle, ResourceLifecycle, transition } from './lifecycle.js';
 export type { ResourceState, Transitions } from './lifecycle.js';
-export {
-  DEFAULT_MAX_JSON_DEPTH,
-  parseJsonText,
-  jsonValueProblem,
-} from './json-text.js';
+export { DEFAULT_MAX_JSON_DEPTH, parseJsonText, jsonValueProblem } from './json-text.js';
 export type { JsonProblem, JsonRule } from './json-text.js';
 export {
   DenialCode,

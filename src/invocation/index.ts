@@ -18,8 +18,7 @@ export type { SandboxDefaults, SandboxNeeds, HeldLease, LeaseAsk } from './sandb
 export { OutputCapture } from './output-capture.js';
 export type { CapturedStream, StreamRedaction } from './output-capture.js';
 export type { ExecutionLease } from './executor.js';
-export { QUEUE_INTERRUPTED } from './recover-interrupted.js';
-export { PendingOutcomes, OUTCOME_NOT_RECORDED } from './pending-outcomes.js';
+export { PendingOutcomes } from './pending-outcomes.js';
 export type { PendingOutcomesOptions } from './pending-outcomes.js';
 export { InvocationTrace, noopTracer } from './invocation-telemetry.js';
 export type { InvocationLog, InvocationTelemetry } from './invocation-telemetry.js';

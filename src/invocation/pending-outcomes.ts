@@ -2,10 +2,7 @@ import { FailureCode } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { Signer } from '../audit/index.js';
 import type { InvocationStore } from './invocation-store.js';
-import { QUEUE_INTERRUPTED, settle } from './recover-interrupted.js';
-
-/** The error code of a call whose outcome could not be recorded: it may have had its effect. */
-export const OUTCOME_NOT_RECORDED = FailureCode.OUTCOME_NOT_RECORDED;
+import { settle } from './recover-interrupted.js';
 
 /** Collaborators of {@link PendingOutcomes}. */
 export interface PendingOutcomesOptions {
@@ -62,7 +59,7 @@ export class PendingOutcomes {
             this.options,
             record,
             'uncertain',
-            OUTCOME_NOT_RECORDED,
+            FailureCode.OUTCOME_NOT_RECORDED,
             'Storage refused the write of this call’s outcome; its effect may have happened and was not confirmed',
             'once storage accepted writes again',
           );
@@ -72,7 +69,7 @@ export class PendingOutcomes {
             this.options,
             record,
             'failed',
-            QUEUE_INTERRUPTED,
+            FailureCode.QUEUE_INTERRUPTED,
             'Storage refused a write while this call waited for capacity; nothing ran — retry it with the same key',
             'once storage accepted writes again',
           );

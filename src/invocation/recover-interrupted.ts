@@ -9,9 +9,6 @@ import { receiptPredicate } from './receipt-predicate.js';
 import { invocationAudit, invocationEvent, invocationSummary } from './invocation-ledger.js';
 import type { TraceEntry } from './stage.js';
 
-/** The error code of a call that waited for capacity when Gatehouse stopped: retryable. */
-export const QUEUE_INTERRUPTED = FailureCode.QUEUE_INTERRUPTED;
-
 /**
  * At start: every invocation left `running` by a stopped or crashed Gatehouse may have had its
  * effect, so it becomes `uncertain` (with a `ToolEffectUncertain` event and a receipt); every one
@@ -39,7 +36,7 @@ export async function recoverInterrupted(o: {
       o,
       record,
       'failed',
-      QUEUE_INTERRUPTED,
+      FailureCode.QUEUE_INTERRUPTED,
       'Gatehouse stopped while this call waited for capacity; nothing ran — retry it with the same key',
     );
   }
