@@ -27,14 +27,18 @@ export class SqliteOutboxFeed implements OutboxFeed {
     return Promise.resolve(rows.map(storedEvent));
   }
 
+  // since and head run on every commit: fixed-shape queries on prepared statements.
   since(seq: number, limit: number): Promise<StoredEvent[]> {
-    const rows = this.db.all(
-      this.db.kysely
-        .selectFrom('outbox')
-        .selectAll()
-        .where('seq', '>', seq)
-        .orderBy('seq')
-        .limit(limit),
+    const rows = this.db.allPrepared(
+      'outbox-since',
+      (p) =>
+        this.db.kysely
+          .selectFrom('outbox')
+          .selectAll()
+          .where('seq', '>', p('seq'))
+          .orderBy('seq')
+          .limit(p('limit')),
+      { seq, limit },
     );
     return Promise.resolve(rows.map(storedEvent));
   }
@@ -50,8 +54,10 @@ export class SqliteOutboxFeed implements OutboxFeed {
   }
 
   head(): Promise<number> {
-    const r = this.db.first(
-      this.db.kysely.selectFrom('outbox').select((eb) => eb.fn.max('seq').as('top')),
+    const r = this.db.firstPrepared(
+      'outbox-head',
+      () => this.db.kysely.selectFrom('outbox').select((eb) => eb.fn.max('seq').as('top')),
+      {},
     );
     return Promise.resolve(r?.top === null || r?.top === undefined ? 0 : Number(r.top));
   }
