@@ -5,43 +5,6 @@ import type { SubtreeHash, SubtreeRef } from '../../audit/index.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
 /**
- * The stored hash of one complete perfect subtree of a tenant's log, or null: level 0 is the leaf
- * hash written with the record, higher levels rows of `audit_nodes`. One indexed point read.
- */
-export function readSubtreeHash(
-  db: SqliteDatabase,
-  tenant: string,
-  ref: SubtreeRef,
-): Buffer | null {
-  const k = db.kysely;
-  if (ref.level === 0) {
-    const row = db.firstPrepared(
-      'audit-leaf-hash',
-      (p) =>
-        k
-          .selectFrom('audit_records')
-          .select('leaf_hash')
-          .where('tenant', '=', p('tenant'))
-          .where('idx', '=', p('idx')),
-      { tenant, idx: ref.index },
-    );
-    return row ? Buffer.from(row.leaf_hash, 'base64') : null;
-  }
-  const row = db.firstPrepared(
-    'audit-node-hash',
-    (p) =>
-      k
-        .selectFrom('audit_nodes')
-        .select('hash')
-        .where('tenant', '=', p('tenant'))
-        .where('level', '=', p('level'))
-        .where('idx', '=', p('idx')),
-    { tenant, level: ref.level, idx: ref.index },
-  );
-  return row ? row.hash : null;
-}
-
-/**
  * The stored hashes of `refs`, in their order (null where none), in at most two statements
  * whatever their number: the refs go in as one JSON array and SQLite looks each up by primary key
  * (json_each CROSS JOIN keeps the array the outer loop, so it never scans the log).
@@ -103,9 +66,10 @@ export function storeCompletedSubtrees(
   index: number,
   leaf: Buffer,
 ): void {
-  const siblings = appendSiblings(index).map((ref) => {
-    const hash = readSubtreeHash(db, tenant, ref);
+  const refs = appendSiblings(index);
+  const siblings = readSubtreeHashes(db, tenant, refs).map((hash, at) => {
     if (hash === null) {
+      const ref = refs[at]!;
       throw new GatehouseError(
         'INTERNAL',
         `audit log of ${tenant}: subtree ${ref.level}/${ref.index} is missing, so record ${index} cannot be appended`,
