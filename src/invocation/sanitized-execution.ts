@@ -34,6 +34,8 @@ export interface SanitizedExecution {
    * (`ExecutionResult.full` where the executor redacted while capturing); absent without output.
    */
   sha256Full?: string;
+  /** The sanitized output's canonical JSON text and its SHA-256; absent without output. */
+  outputJson?: { text: string; sha256: string };
 }
 
 /**
@@ -59,11 +61,20 @@ export function sanitizeExecution(raw: RawExecution, redactor: Redactor): Saniti
     true,
   );
   const { result } = raw;
-  const output = result.output === undefined ? {} : { output: clean(result.output, false) };
-  const sha256Full =
-    result.output === undefined
-      ? {}
-      : { sha256Full: sha256Hex(canonicalJson(result.full ?? result.output ?? null)) };
+  let output: { output?: unknown } = {};
+  let digests: Pick<SanitizedExecution, 'sha256Full' | 'outputJson'> = {};
+  if (result.output !== undefined) {
+    const before = removals.length;
+    output = { output: clean(result.output, false) };
+    const text = canonicalJson(output.output ?? null);
+    const sha256 = sha256Hex(text);
+    // Unredacted and captured whole, the output's canonical text is the full one's.
+    const same = result.full === undefined && removals.length === before;
+    digests = {
+      sha256Full: same ? sha256 : sha256Hex(canonicalJson(result.full ?? result.output)),
+      outputJson: { text, sha256 },
+    };
+  }
   const sanitized: SanitizedExecution['result'] =
     result.status === 'observed'
       ? { status: 'observed', output: output.output }
@@ -73,5 +84,5 @@ export function sanitizeExecution(raw: RawExecution, redactor: Redactor): Saniti
           message: clean(result.message, true),
           ...output,
         };
-  return { result: sanitized, egress, trace, removals, ...sha256Full };
+  return { result: sanitized, egress, trace, removals, ...digests };
 }

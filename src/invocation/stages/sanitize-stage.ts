@@ -34,11 +34,10 @@ export async function sanitizeStage(
   record.egress = view.egress;
   const { output } = view.result;
   let note = 'no output';
-  if (view.sha256Full !== undefined) {
+  if (view.sha256Full !== undefined && view.outputJson !== undefined) {
     const { sha256Full } = view;
-    const full = canonicalJson(output ?? null);
+    const { text: full, sha256: sha256Sanitized } = view.outputJson;
     const bytes = Buffer.byteLength(full);
-    const sha256Sanitized = sha256Hex(full);
     if (bytes <= maxOutputBytes) {
       record.output = output ?? null;
       record.outputInfo = { sha256Full, sha256Sanitized, bytes, truncated: false };
