@@ -52,14 +52,13 @@ export function sanitizeExecution(raw: RawExecution, redactor: Redactor): Saniti
     return r.value;
   };
   const egress = clean([...raw.egress], true);
-  // The execute stage's trace entry shows the egress log itself: show the cleaned one, so each
-  // removal is counted once.
+  // The execute stage's trace entry shows the egress log itself: it is cleaned above, so the
+  // trace is cleaned without it and shows the cleaned copy (each removal counted once).
+  const shows = raw.trace.map((t) => t.details?.egress === raw.egress);
   const trace = clean(
-    raw.trace.map((t) =>
-      t.details?.egress === raw.egress ? { ...t, details: { ...t.details, egress } } : t,
-    ),
+    raw.trace.map((t, i) => (shows[i] ? { ...t, details: { ...t.details, egress: [] } } : t)),
     true,
-  );
+  ).map((t, i) => (shows[i] ? { ...t, details: { ...t.details, egress } } : t));
   const { result } = raw;
   let output: { output?: unknown } = {};
   let digests: Pick<SanitizedExecution, 'sha256Full' | 'outputJson'> = {};
