@@ -140,15 +140,19 @@ export class SandboxLeases {
             l.agent === agent &&
             l.holder.startsWith('attempt/') &&
             !this.inUse.has(l.id),
-        )
-        .sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
+        );
+    // The least recently used: the first to expire (the first listed among equals).
+    const oldestOf = (leases: Lease[]) =>
+      leases.reduce<Lease | undefined>(
+        (a, l) => (a && a.expiresAt <= l.expiresAt ? a : l),
+        undefined,
+      );
     for (let over = idle(); over.length > cap; over = idle()) {
-      const oldest = over[0]!;
+      const oldest = oldestOf(over)!;
       const release = await this.attempts.acquire(`${tenant}\u0000${oldest.holder}`);
       try {
-        if (idle()[0]?.id !== oldest.id) continue;
-        await this.options.workspaces.remove(oldest.id, oldest.worktree ? 'worktree' : 'plain');
-        await this.options.capacity.release(
+        if (oldestOf(idle())?.id !== oldest.id) continue;
+        await this.endLease(
           oldest,
           `agent ${agent} kept more than ${cap} idle attempt lease(s); the least recently used ends`,
         );
@@ -158,20 +162,25 @@ export class SandboxLeases {
     }
   }
 
+  /**
+   * Removes the lease's workspace, then releases the lease: also when the removal fails (the
+   * reaper removes the workspace later).
+   */
+  private async endLease(lease: Lease, reason: string): Promise<void> {
+    try {
+      await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
+    } finally {
+      await this.options.capacity.release(lease, reason);
+    }
+  }
+
   private async holdForInvocation(ask: LeaseAsk): Promise<HeldLease> {
     const lease = await this.acquireWithWorkspace(
       ask,
       `invocation/${ask.invocationId}`,
       ask.timeoutMs + 60_000,
     );
-    return this.attach(ask, lease, async () => {
-      // Released even when the workspace cannot be removed (the reaper removes it later).
-      try {
-        await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
-      } finally {
-        await this.options.capacity.release(lease, 'the call ended');
-      }
-    });
+    return this.attach(ask, lease, () => this.endLease(lease, 'the call ended'));
   }
 
   /** A new lease with its workspace: a worktree when the descriptor names one, else a fresh dir. */
