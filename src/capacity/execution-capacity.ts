@@ -3,8 +3,8 @@ import type { Clock, IdGenerator, LedgerEntries } from '../core/index.js';
 import { transitionLease } from './lease.js';
 import type { Lease, LeaseResources } from './lease.js';
 import type { LeaseStore } from './lease-store.js';
-import { quotaBreach } from './lease-quotas.js';
-import type { LeaseOwner, LeaseQuotas, QuotaBreach } from './lease-quotas.js';
+import { poolHoldings, quotaBreach } from './lease-quotas.js';
+import type { LeaseOwner, LeaseQuotas, PoolHoldings, QuotaBreach } from './lease-quotas.js';
 
 /** A pool of execution capacity, from configuration. */
 export interface PoolConfig {
@@ -111,10 +111,16 @@ export class ExecutionCapacity {
     if (never)
       throw new GatehouseError(ErrorCode.INVALID_INPUT, never, { details: { pool: pool.name } });
     let reservation: Reservation | undefined;
+    // Counted once for the queue and the request (and not at all without quotas).
+    const holdings = pool.quotas ? this.holdings(pool.name) : undefined;
     const ahead = this.queue.some(
-      (w) => w.request.pool === pool.name && this.breach(pool, w.request) === null,
+      (w) => w.request.pool === pool.name && this.breach(pool, w.request, holdings) === null,
     );
-    if (ahead || this.breach(pool, request) !== null || !this.fits(pool, request.resources)) {
+    if (
+      ahead ||
+      this.breach(pool, request, holdings) !== null ||
+      !this.fits(pool, request.resources)
+    ) {
       await options.onQueued?.();
       reservation = await this.wait(request, pool, options);
     }
@@ -211,20 +217,22 @@ export class ExecutionCapacity {
     };
   }
 
-  /** The quota `request` would go over now, counting leases and promises of its pool. */
-  private breach(pool: PoolConfig, request: LeaseOwner): QuotaBreach | null {
-    return quotaBreach(pool.quotas, { ...request, agent: request.agent ?? null }, [
-      ...this.active.values(),
-      ...this.reserved,
-    ]);
+  /**
+   * The quota `request` would go over now (null at once when its pool has none), counting the
+   * leases and promises of its pool, or using `holdings` already counted.
+   */
+  private breach(
+    pool: PoolConfig,
+    request: LeaseOwner,
+    holdings?: PoolHoldings,
+  ): QuotaBreach | null {
+    if (!pool.quotas) return null;
+    return quotaBreach(pool.quotas, request, holdings ?? this.holdings(pool.name));
   }
 
-  /** How many leases (and promises) of `pool` the tenant holds now. */
-  private heldBy(pool: string, tenant: string): number {
-    let n = 0;
-    for (const l of [...this.active.values(), ...this.reserved])
-      if (l.pool === pool && l.tenant === tenant) n += 1;
-    return n;
+  /** The leases and promises of `pool`, counted per tenant and per agent. */
+  private holdings(pool: string): PoolHoldings {
+    return poolHoldings(pool, this.active.values(), this.reserved);
   }
 
   private used(pool: string): LeaseResources & { leases: number } {
@@ -320,9 +328,12 @@ export class ExecutionCapacity {
 
   private nextWaiter(pool: PoolConfig): Waiter | undefined {
     let best: { waiter: Waiter; held: number } | undefined;
+    let holdings: PoolHoldings | undefined;
     for (const waiter of this.queue) {
-      if (waiter.request.pool !== pool.name || this.breach(pool, waiter.request) !== null) continue;
-      const held = this.heldBy(pool.name, waiter.request.tenant);
+      if (waiter.request.pool !== pool.name) continue;
+      holdings ??= this.holdings(pool.name);
+      if (this.breach(pool, waiter.request, holdings) !== null) continue;
+      const held = holdings.tenants.get(waiter.request.tenant) ?? 0;
       if (!best || held < best.held) best = { waiter, held };
     }
     return best?.waiter;
