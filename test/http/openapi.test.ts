@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../../src/http/index.js';
+import { GatewayMetrics, buildServer } from '../../src/http/index.js';
 import type { GatewayServices } from '../../src/http/index.js';
 import { undocumentedRoutes } from '../../src/http/openapi.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
@@ -8,7 +8,11 @@ import type { DemoGateway } from '../helpers/gateway-fixture.js';
 type Paths = Record<string, Record<string, { summary: string; security?: unknown[] }>>;
 
 /** Services enough to build the server: its routes only reach them when they answer. */
-const services = { secrets: {}, mcp: {} } as unknown as GatewayServices;
+const services = {
+  secrets: {},
+  mcp: {},
+  metrics: new GatewayMetrics(),
+} as unknown as GatewayServices;
 
 describe('the OpenAPI document', () => {
   let g: DemoGateway;
