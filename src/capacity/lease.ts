@@ -42,7 +42,7 @@ export interface Lease {
   id: string;
   tenant: string;
   pool: string;
-  /** `invocation/<id>` or `attempt/<runId>/<attemptId>`. */
+  /** `invocation/<id>`, or `attempt/<principal>/<runId>/<attemptId>` (each part URI-escaped). */
   holder: string;
   /**
    * The agent (principal) whose call asked for it, counted against its quota; null for a lease

@@ -22,6 +22,8 @@ export const ErrorCode = {
   CAPACITY_EXHAUSTED: 'CAPACITY_EXHAUSTED',
   /** A per-principal or per-tenant limit is reached (details say whose and which). */
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  /** The `runId` + `attemptId` of a call name a live attempt of another agent of the tenant. */
+  ATTEMPT_IDS_IN_USE: 'ATTEMPT_IDS_IN_USE',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   UNAVAILABLE: 'UNAVAILABLE',
   /** A declared credential cannot be issued: the secret is missing, deleted or undecryptable. */

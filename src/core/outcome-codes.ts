@@ -52,6 +52,7 @@ export const FailureCode = {
   SANDBOX_UNAVAILABLE: 'SANDBOX_UNAVAILABLE',
   CAPACITY_EXHAUSTED: 'CAPACITY_EXHAUSTED',
   QUOTA_EXCEEDED: 'QUOTA_EXCEEDED',
+  ATTEMPT_IDS_IN_USE: 'ATTEMPT_IDS_IN_USE',
   QUEUE_INTERRUPTED: 'QUEUE_INTERRUPTED',
   NO_EXECUTOR: 'NO_EXECUTOR',
   NO_LEASE: 'NO_LEASE',
@@ -97,6 +98,7 @@ export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 export const RETRYABLE_FAILURES: ReadonlySet<FailureCode> = new Set<FailureCode>([
   FailureCode.CAPACITY_EXHAUSTED,
   FailureCode.QUOTA_EXCEEDED,
+  FailureCode.ATTEMPT_IDS_IN_USE,
   FailureCode.QUEUE_INTERRUPTED,
 ]);
 

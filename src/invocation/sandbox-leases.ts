@@ -1,4 +1,4 @@
-import { KeyedSerial } from '../core/index.js';
+import { ErrorCode, GatehouseError, KeyedSerial } from '../core/index.js';
 import type { ExecutionCapacity, Lease, LeaseResources } from '../capacity/index.js';
 import type { EgressDecision, EgressProxy } from '../egress/index.js';
 import type { Workspaces } from '../sandbox/index.js';
@@ -44,7 +44,7 @@ export interface HeldLease {
 /** What a call asks for. */
 export interface LeaseAsk {
   tenant: string;
-  /** The agent (principal) that asked; its lease quota and idle-attempt cap apply. */
+  /** The agent (principal) that asked: its lease quota and idle-attempt cap apply, and an attempt's workspace is its own. */
   agent: string;
   invocationId: string;
   runId: string | null;
@@ -65,9 +65,11 @@ export interface LeaseAsk {
 
 /**
  * Leases for sandboxed calls: one per invocation (a fresh workspace), or one per attempt
- * (`runId` + `attemptId`) shared by the attempt's calls, one call at a time, with a git worktree
- * when the descriptor names one. Each call gets its own egress endpoint, so the decisions it
- * records are its own.
+ * (`runId` + `attemptId` of one agent principal) shared by that agent's calls of the attempt, one
+ * call at a time, with a git worktree when the descriptor names one. The ids are the caller's
+ * choice, so the attempt is keyed by the principal too: another agent of the tenant naming the
+ * same ids while the attempt lives is refused, never let into its workspace. Each call gets its
+ * own egress endpoint, so the decisions it records are its own.
  */
 export class SandboxLeases {
   /** Turns of the calls of one attempt; a finished attempt's key holds no memory. */
@@ -95,14 +97,17 @@ export class SandboxLeases {
    */
   async hold(ask: LeaseAsk): Promise<HeldLease> {
     if (ask.runId === null || ask.attemptId === null) return this.holdForInvocation(ask);
-    const holder = `attempt/${ask.runId}/${ask.attemptId}`;
-    const key = `${ask.tenant}\u0000${holder}`;
-    // Calls of one attempt share a workspace: they take turns.
-    const release = await this.attempts.acquire(key);
+    const ids = attemptIds(ask.runId, ask.attemptId);
+    const holder = attemptHolder(ask.agent, ids);
+    // Calls naming the same ids take turns, whoever makes them: those of one attempt share a
+    // workspace, and a call of another agent must see the attempt's lease to be refused.
+    const release = await this.attempts.acquire(`${ask.tenant}\u0000${ids}`);
     try {
-      let lease = this.options.capacity
+      const named = this.options.capacity
         .activeLeases()
-        .find((l) => l.tenant === ask.tenant && l.holder === holder);
+        .filter((l) => l.tenant === ask.tenant && attemptIdsOf(l.holder) === ids);
+      let lease = named.find((l) => l.holder === holder);
+      if (!lease && named.length > 0) throw idsInUse(ask.runId, ask.attemptId);
       if (lease)
         lease = await this.options.capacity.touch(lease, this.options.defaults.attemptTtlMs);
       else {
@@ -287,4 +292,31 @@ export class SandboxLeases {
       },
     };
   }
+}
+
+/**
+ * The ids of an attempt as one key: each escaped, so no two pairs make the same key (`a/b` + `c`
+ * is not `a` + `b/c`).
+ */
+function attemptIds(runId: string, attemptId: string): string {
+  return `${encodeURIComponent(runId)}/${encodeURIComponent(attemptId)}`;
+}
+
+/** The holder of an attempt's lease: `attempt/<principal>/<runId>/<attemptId>`, each escaped. */
+function attemptHolder(principal: string, ids: string): string {
+  return `attempt/${encodeURIComponent(principal)}/${ids}`;
+}
+
+/** The escaped ids of an attempt lease's holder, or null for any other holder. */
+function attemptIdsOf(holder: string): string | null {
+  const parts = holder.split('/');
+  return parts.length === 4 && parts[0] === 'attempt' ? `${parts[2]}/${parts[3]}` : null;
+}
+
+function idsInUse(runId: string, attemptId: string): GatehouseError {
+  return new GatehouseError(
+    ErrorCode.ATTEMPT_IDS_IN_USE,
+    `runId ${JSON.stringify(runId)} with attemptId ${JSON.stringify(attemptId)} names a live attempt of another agent of your tenant; an attempt's workspace belongs to the agent that opened it. Choose other ids (e.g. a fresh UUID as runId); nothing ran.`,
+    { details: { runId, attemptId } },
+  );
 }

@@ -246,6 +246,25 @@ describe('POST /v1/invocations: refused requests', () => {
     expect(res.body.error.code).toBe('INVALID_INPUT');
   });
 
+  it('runId and attemptId: both or neither, each 1–255 printable ASCII; else 400 naming which', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ runId: 'r' }, '/attemptId'],
+      [{ attemptId: 'a' }, '/runId'],
+      [{ runId: 'has space', attemptId: 'a' }, '/runId'],
+      [{ runId: 'r', attemptId: 'x'.repeat(256) }, '/attemptId'],
+    ];
+    for (const [ids, pointer] of cases) {
+      const res = await g.invoke(g.tokens.agent, `ids-${pointer}-${JSON.stringify(ids).length}`, {
+        ...(call('demo/echo', { message: 'x' }) as object),
+        ...ids,
+      });
+      expect(res.status, JSON.stringify(ids)).toBe(400);
+      const body = res.body as unknown as ErrorBody;
+      expect(body.error.code).toBe('INVALID_INPUT');
+      expect(body.error.details.pointer).toBe(pointer);
+    }
+  });
+
   it('without a token or with a wrong one: 401', async () => {
     const body = call('demo/echo', { message: 'x' });
     const headers = { 'idempotency-key': 'k' };

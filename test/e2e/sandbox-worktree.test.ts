@@ -11,12 +11,18 @@ const ATTEMPT_TTL_MS = 1_500;
 
 let g: DemoGateway;
 let agent: string;
+let agentId: string;
 let repo: string;
 
 beforeAll(async () => {
   // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
   g = await startDemoGateway({
-    sandbox: { attemptTtlMs: ATTEMPT_TTL_MS, reapIntervalMs: 3_600_000, idleAttemptsPerAgent: 2 },
+    sandbox: {
+      attemptTtlMs: ATTEMPT_TTL_MS,
+      reapIntervalMs: 3_600_000,
+      idleAttemptsPerAgent: 2,
+      pool: { leases: 8, cpus: 8, memoryBytes: 8 * 1024 ** 3 },
+    },
   });
   repo = g.gateway.config.sandbox.repositories.demo!;
   agent = await publishAgent(g, 'worktree-agent', [
@@ -28,6 +34,7 @@ beforeAll(async () => {
       },
     ),
   ]);
+  agentId = g.gateway.directory.authenticate(agent)!.id;
 });
 
 afterAll(async () => {
@@ -39,16 +46,26 @@ function git(...args: string[]): string {
 }
 
 let n = 0;
-async function inAttempt(attemptId: string, script: string): Promise<InvocationRecord> {
+async function attemptCall(
+  token: string,
+  runId: string,
+  attemptId: string,
+  script: string,
+): Promise<InvocationRecord> {
   n += 1;
-  const res = await g.invoke(agent, `wt-${n}`, {
+  const res = await g.invoke(token, `wt-${n}`, {
     ...(call('test/worktree-sh', { script }) as object),
-    runId: 'run-1',
+    runId,
     attemptId,
   });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  expect(res.body.status, JSON.stringify(res.body.error)).toBe('observed');
   return res.body;
+}
+
+async function inAttempt(attemptId: string, script: string): Promise<InvocationRecord> {
+  const r = await attemptCall(agent, 'run-1', attemptId, script);
+  expect(r.status, JSON.stringify(r.error)).toBe('observed');
+  return r;
 }
 
 const stdout = (r: InvocationRecord) => (r.output as { stdout: string }).stdout;
@@ -85,10 +102,10 @@ describe('git worktrees', () => {
     expect(a2.lease?.id).toBe(leaseA);
     expect(leaseB).not.toBe(leaseA);
     expect(a1.lease).toMatchObject({
-      holder: 'attempt/run-1/attempt-a',
+      holder: `attempt/${agentId}/run-1/attempt-a`,
       worktree: { repository: 'demo', ref: 'HEAD' },
     });
-    expect(b1.lease?.holder).toBe('attempt/run-1/attempt-b');
+    expect(b1.lease?.holder).toBe(`attempt/${agentId}/run-1/attempt-b`);
 
     // Between calls the attempt's worktree stays, registered with the repository.
     const workspaceA = join(g.sandboxRoot, 'workspaces', leaseA);
@@ -117,5 +134,62 @@ describe('git worktrees', () => {
       );
       expect(record?.data.reason).toMatch(/^expired at /);
     }
+  });
+});
+
+describe('attempts of different agents', () => {
+  it("another agent naming the same runId and attemptId never reaches the first agent's workspace: it is refused, naming the ids and not whose they are", async () => {
+    // A second principal of the same agent release, in the same tenant and project.
+    const other = await g.gateway.directory.addPrincipal(
+      {
+        tenant: 'acme',
+        name: 'worktree-agent-2',
+        roles: ['agent'],
+        project: 'web',
+        agent: { id: 'worktree-agent', version: '1.0.0' },
+      },
+      'test',
+    );
+    const mine = await attemptCall(agent, 'run-shared', 'attempt-1', 'echo secret-of-a > mine.txt');
+    expect(mine.status, JSON.stringify(mine.error)).toBe('observed');
+
+    const theirs = await attemptCall(
+      other.token,
+      'run-shared',
+      'attempt-1',
+      'cat mine.txt 2>/dev/null || echo no-file',
+    );
+    expect(JSON.stringify(theirs)).not.toContain('secret-of-a');
+    expect(theirs.status).toBe('failed');
+    expect(theirs.error?.code).toBe('ATTEMPT_IDS_IN_USE');
+    expect(theirs.error?.message).toContain('"run-shared"');
+    expect(theirs.error?.message).toContain('"attempt-1"');
+    expect(theirs.error?.message).not.toContain(agentId);
+    expect(theirs.error?.message).not.toContain('worktree-agent');
+    expect(theirs.lease).toBeNull();
+
+    // Other ids work for the second agent, in a workspace of its own.
+    const own = await attemptCall(
+      other.token,
+      'run-shared',
+      'attempt-2',
+      'cat mine.txt 2>/dev/null || echo no-file',
+    );
+    expect(own.status, JSON.stringify(own.error)).toBe('observed');
+    expect((own.output as { stdout: string }).stdout).toBe('no-file\n');
+
+    // The first agent's attempt is untouched.
+    const again = await attemptCall(agent, 'run-shared', 'attempt-1', 'cat mine.txt');
+    expect((again.output as { stdout: string }).stdout).toBe('secret-of-a\n');
+    expect(again.lease?.id).toBe(mine.lease?.id);
+  });
+
+  it('ids that differ only in where a slash falls are different attempts', async () => {
+    const a = await attemptCall(agent, 'run/x', 'y', 'echo in-first > f.txt');
+    expect(a.status, JSON.stringify(a.error)).toBe('observed');
+    const b = await attemptCall(agent, 'run', 'x/y', 'cat f.txt 2>/dev/null || echo no-file');
+    expect(b.status, JSON.stringify(b.error)).toBe('observed');
+    expect((b.output as { stdout: string }).stdout).toBe('no-file\n');
+    expect(b.lease?.id).not.toBe(a.lease?.id);
   });
 });

@@ -149,7 +149,20 @@ function optionals(body: Record<string, unknown>): {
   const out: { runId?: string; attemptId?: string; approvalId?: string } = {};
   for (const f of ['runId', 'attemptId', 'approvalId'] as const) {
     const v = optionalString(body, f);
-    if (v !== undefined) out[f] = v;
+    if (v === undefined) continue;
+    if (f !== 'approvalId' && !IDEMPOTENCY_KEY.test(v))
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `/${f} must be 1–255 printable ASCII characters without spaces.`,
+        { details: { pointer: `/${f}` } },
+      );
+    out[f] = v;
   }
+  if ((out.runId === undefined) !== (out.attemptId === undefined))
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `/runId and /attemptId go together (the calls of one attempt share a workspace); give both or neither.`,
+      { details: { pointer: out.runId === undefined ? '/runId' : '/attemptId' } },
+    );
   return out;
 }

@@ -123,7 +123,7 @@ export interface Tables {
     id: string;
     tenant: string;
     pool: string;
-    /** What holds the lease: `invocation/<id>` or `attempt/<runId>/<attemptId>`. */
+    /** What holds the lease: `invocation/<id>` or `attempt/<principal>/<runId>/<attemptId>`. */
     holder: string;
     status: string;
     record: string;
