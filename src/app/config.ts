@@ -4,6 +4,7 @@ import { ErrorCode, GatehouseError, isEnvironmentClass } from '../core/index.js'
 import type { EnvironmentClass } from '../core/index.js';
 import type { ServerLimits, StreamLimits } from '../http/index.js';
 import { loadServerLimits, loadStreamLimits } from './http-config.js';
+import { DEFAULT_TOKEN_TTL_MS, MAX_TOKEN_TTL_MS, parseDuration } from '../tenancy/index.js';
 import { loadSandboxConfig } from './sandbox-config.js';
 import type { SandboxConfig } from './sandbox-config.js';
 import { LOG_LEVELS, isLogLevel } from './logger.js';
@@ -34,6 +35,8 @@ export interface GatewayConfig {
   approvalTtlMs: number;
   /** Approvals needed per environment class. */
   approvalQuorum: Record<EnvironmentClass, number>;
+  /** How long a new bearer token lives when its maker does not say (default 90 days). */
+  tokenTtlMs: number;
   /** Sandboxes, capacity, egress, repositories. */
   sandbox: SandboxConfig;
   demo: boolean;
@@ -94,6 +97,7 @@ export function loadConfig(
       envInteger(env.GATEHOUSE_APPROVAL_TTL_MS, 'GATEHOUSE_APPROVAL_TTL_MS') ??
       24 * 3600 * 1000,
     approvalQuorum: flags.approvalQuorum ?? quorum(env.GATEHOUSE_APPROVAL_QUORUM),
+    tokenTtlMs: flags.tokenTtlMs ?? tokenTtl(env.GATEHOUSE_TOKEN_TTL),
     sandbox: flags.sandbox ?? loadSandboxConfig(env, dataDir),
     demo: flags.demo ?? false,
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
@@ -142,6 +146,18 @@ function logLevel(value: string | undefined): LogLevel {
       `GATEHOUSE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value)}.`,
     );
   return value;
+}
+
+/** `GATEHOUSE_TOKEN_TTL`: a duration (`90d`, `12h`) up to 366 days. */
+function tokenTtl(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_TOKEN_TTL_MS;
+  const ms = parseDuration(value, 'GATEHOUSE_TOKEN_TTL');
+  if (ms > MAX_TOKEN_TTL_MS)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `GATEHOUSE_TOKEN_TTL must be at most 366d; got ${JSON.stringify(value)}.`,
+    );
+  return ms;
 }
 
 function sync(value: string | undefined): 'full' | 'normal' | undefined {

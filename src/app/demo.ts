@@ -20,6 +20,9 @@ when { context.effectiveClass == "production" && context.environmentClass == "de
 
 const roles: (keyof DemoTokens)[] = ['agent', 'reviewer', 'operator', 'maintainer', 'admin'];
 
+/** The demo's tokens live long (a year), but like every token they expire. */
+const DEMO_TOKEN_TTL = '365d';
+
 /**
  * Seeds the demo: tenant `acme`, project `web`, environments `dev`, `prod` and `freeze` (frozen),
  * the default tenant policy, the demo tools and `demo-agent@1.0.0`, and one principal per role.
@@ -74,6 +77,7 @@ export async function seedDemo(g: Gateway): Promise<DemoTokens> {
           : {}),
       },
       actor,
+      { ttl: DEMO_TOKEN_TTL, label: 'demo' },
     );
     tokens[role] = token;
   }

@@ -221,7 +221,12 @@ export class Gateway {
         ['mcp', new McpExecutor({ mcp, maxOutputBytes: config.maxOutputBytes })],
         ...execution.executors,
       ]);
-      const directory = await Directory.open({ store: new SqliteTenancyStore(db), clock, ids });
+      const directory = await Directory.open({
+        store: new SqliteTenancyStore(db),
+        clock,
+        ids,
+        tokenTtlMs: config.tokenTtlMs,
+      });
       const registry = await ToolRegistry.open({
         store: new SqliteToolStore(db),
         clock,
@@ -382,6 +387,7 @@ export class Gateway {
       clearInterval(this.parts.approvalSweep);
       if (this.parts.retentionSweep) clearInterval(this.parts.retentionSweep);
       this.invocations.abortAll();
+      this.directory.tokens.close();
       await this.server.close();
       this.parts.pending.close();
       await this.parts.mcp.close();

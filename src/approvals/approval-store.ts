@@ -8,8 +8,11 @@ import type { Approval, ApprovalStatus } from './approval.js';
 export interface ApprovalStore {
   /** The approval, if it exists in the tenant. */
   get(tenant: string, id: string): Promise<Approval | undefined>;
-  /** A tenant's approvals, newest first, optionally in one status. */
-  list(tenant: string, status?: ApprovalStatus): Promise<Approval[]>;
+  /**
+   * A tenant's approvals, newest first (at most 500), optionally in one status and requested by
+   * one principal.
+   */
+  list(tenant: string, status?: ApprovalStatus, requestedBy?: string): Promise<Approval[]>;
   /** Approvals of one tool version in the given statuses. */
   listByTool(
     tenant: string,

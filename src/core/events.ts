@@ -23,6 +23,12 @@ export interface OutboxEvent {
   /** ISO 8601 time of the change. */
   at: string;
   data: Record<string, unknown>;
+  /**
+   * The principal whose call the event is about (an invocation's, an approval's requester);
+   * absent for the tenant's own events (descriptors, MCP servers). An agent's stream carries only
+   * the events it owns.
+   */
+  owner?: string;
 }
 
 /**

@@ -23,7 +23,14 @@ export function invocationEvent(
   at: string,
   data: Record<string, unknown>,
 ): OutboxEvent {
-  return { type, tenant: record.tenant, subject: `invocation/${record.id}`, at, data };
+  return {
+    type,
+    tenant: record.tenant,
+    subject: `invocation/${record.id}`,
+    at,
+    data,
+    owner: record.principal,
+  };
 }
 
 /** An audit record about an invocation. */

@@ -1,14 +1,19 @@
-import { randomBytes } from 'node:crypto';
-import { ErrorCode, GatehouseError, isoTime, sha256Hex } from '../core/index.js';
+import { ErrorCode, GatehouseError, isoTime } from '../core/index.js';
 import type { Clock, Environment, IdGenerator } from '../core/index.js';
+import { AccessTokens } from './access-tokens.js';
+import type { Authentication } from './access-tokens.js';
+import type { TokenInfo } from './access-token.js';
 import type { Principal, Role } from './principal.js';
 import type { StoredPrincipal, Tenant, TenancyStore } from './tenancy-store.js';
+import { DEFAULT_TOKEN_TTL_MS } from './token-ttl.js';
 
 /** Options of {@link Directory.open}. */
 export interface DirectoryOptions {
   store: TenancyStore;
   clock: Clock;
   ids: IdGenerator;
+  /** How long a new token lives when its maker does not say (default 90 days). */
+  tokenTtlMs?: number;
 }
 
 /** What to create a principal with. */
@@ -20,17 +25,37 @@ export interface NewPrincipal {
   agent?: { id: string; version: string };
 }
 
+/** How the first token of a new principal is made. */
+export interface FirstToken {
+  /** The secret (for seeding); otherwise a random one is made. */
+  secret?: string;
+  /** A duration (`90d`) or an ISO 8601 expiry; default: the configured lifetime. */
+  ttl?: string;
+  expiresAt?: string;
+  label?: string;
+}
+
 /**
- * Tenants, projects, environments and principals, cached in memory for the hot path.
- * Tokens are random 256-bit secrets shown once at creation; only their SHA-256 is stored.
+ * Tenants, projects, environments, principals and their bearer tokens, cached in memory for the
+ * hot path. Tokens are random 256-bit secrets shown once at creation; only their SHA-256 is stored.
  */
 export class Directory {
   private readonly tenants = new Map<string, Tenant>();
   private readonly projects = new Set<string>();
   private readonly environments = new Map<string, Environment>();
-  private readonly byTokenHash = new Map<string, StoredPrincipal>();
+  private readonly principals = new Map<string, StoredPrincipal>();
+  /** The principals' bearer tokens: made, listed, revoked, rotated, watched. */
+  readonly tokens: AccessTokens;
 
-  private constructor(private readonly options: DirectoryOptions) {}
+  private constructor(private readonly options: DirectoryOptions) {
+    this.tokens = new AccessTokens({
+      store: options.store,
+      clock: options.clock,
+      ids: options.ids,
+      defaultTtlMs: options.tokenTtlMs ?? DEFAULT_TOKEN_TTL_MS,
+      principal: (id) => this.principals.get(id),
+    });
+  }
 
   /** Loads the directory from its store. */
   static async open(options: DirectoryOptions): Promise<Directory> {
@@ -39,13 +64,27 @@ export class Directory {
     for (const t of all.tenants) d.tenants.set(t.id, t);
     for (const p of all.projects) d.projects.add(`${p.tenant}\u0000${p.id}`);
     for (const e of all.environments) d.environments.set(envKey(e.tenant, e.project, e.name), e);
-    for (const p of all.principals) d.byTokenHash.set(p.tokenHash, p);
+    for (const p of all.principals) d.principals.set(p.id, p);
+    d.tokens.load(all.tokens);
     return d;
   }
 
-  /** The principal a bearer token belongs to, or undefined. */
+  /** The principal an active bearer token belongs to, or undefined. */
   authenticate(token: string): Principal | undefined {
-    return this.byTokenHash.get(sha256Hex(token));
+    const a = this.tokens.verify(token);
+    return a.ok ? a.principal : undefined;
+  }
+
+  /** What a bearer token proves now, or why it proves nothing. */
+  verify(token: string): Authentication {
+    return this.tokens.verify(token);
+  }
+
+  /** The principals of a tenant, by name. */
+  principalsOf(tenant: string): StoredPrincipal[] {
+    return [...this.principals.values()]
+      .filter((p) => p.tenant === tenant)
+      .sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   }
 
   /** The tenant, or undefined. */
@@ -130,16 +169,23 @@ export class Directory {
   }
 
   /**
-   * Creates a principal and returns it with its bearer token, which is never shown again.
-   * `token` may be given (for seeding); otherwise a random one is made.
+   * Creates a principal with its first bearer token, and returns both with the token's secret,
+   * which is never shown again. An agent is an agent only: the agent role is not combined with
+   * another (people govern agents; one principal cannot be both).
+   * @throws GatehouseError NOT_FOUND (tenant), INVALID_INPUT (roles, ttl or expiry).
    */
   async addPrincipal(
     p: NewPrincipal,
     actor: string,
-    token?: string,
-  ): Promise<{ principal: Principal; token: string }> {
+    first: FirstToken = {},
+  ): Promise<{ principal: Principal; token: string; tokenInfo: TokenInfo }> {
     this.requireTenant(p.tenant);
-    const secret = token ?? `gh_${randomBytes(32).toString('base64url')}`;
+    if (p.roles.includes('agent') && p.roles.length > 1)
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `An agent principal holds the agent role only; got ${p.roles.join(', ')}. Make one principal per role a person or an agent plays.`,
+        { details: { pointer: '/roles' } },
+      );
     const at = isoTime(this.options.clock.now());
     const stored: StoredPrincipal = {
       id: this.options.ids.next(),
@@ -148,10 +194,19 @@ export class Directory {
       roles: p.roles,
       project: p.project ?? null,
       agent: p.agent ?? null,
-      tokenHash: sha256Hex(secret),
       createdAt: at,
     };
-    await this.options.store.addPrincipal(stored, {
+    const token = this.tokens.draft(
+      { tenant: p.tenant, principal: stored.id },
+      {
+        ...(first.ttl !== undefined ? { ttl: first.ttl } : {}),
+        ...(first.expiresAt !== undefined ? { expiresAt: first.expiresAt } : {}),
+        ...(first.label !== undefined ? { label: first.label } : {}),
+      },
+      actor,
+      first.secret,
+    );
+    await this.options.store.addPrincipal(stored, token.stored, {
       audit: [
         {
           tenant: p.tenant,
@@ -159,14 +214,25 @@ export class Directory {
           subject: `principal/${stored.id}`,
           at,
           actor,
-          data: { name: p.name, roles: p.roles, project: stored.project, agent: stored.agent },
+          data: {
+            name: p.name,
+            roles: p.roles,
+            project: stored.project,
+            agent: stored.agent,
+            token: { id: token.stored.id, expiresAt: token.stored.expiresAt },
+          },
         },
       ],
       events: [],
     });
-    this.byTokenHash.set(stored.tokenHash, stored);
-    const { tokenHash: _hash, createdAt: _at, ...principal } = stored;
-    return { principal, token: secret };
+    this.principals.set(stored.id, stored);
+    this.tokens.remember(token.stored);
+    const { createdAt: _at, ...principal } = stored;
+    return {
+      principal,
+      token: token.secret,
+      tokenInfo: this.tokens.get(p.tenant, token.stored.id, null),
+    };
   }
 
   private requireTenant(id: string): void {

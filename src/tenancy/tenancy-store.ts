@@ -1,4 +1,5 @@
 import type { Environment, LedgerEntries } from '../core/index.js';
+import type { StoredToken } from './access-token.js';
 import type { Principal } from './principal.js';
 
 /** A tenant. */
@@ -8,13 +9,12 @@ export interface Tenant {
   createdAt: string;
 }
 
-/** A principal as stored: with the SHA-256 of its token, never the token. */
+/** A principal as stored; its bearer tokens are stored apart ({@link StoredToken}). */
 export interface StoredPrincipal extends Principal {
-  tokenHash: string;
   createdAt: string;
 }
 
-/** Persistence of tenants, projects, environments and principals. */
+/** Persistence of tenants, projects, environments, principals and their tokens. */
 export interface TenancyStore {
   /** Everything, for the in-memory directory. */
   loadAll(): Promise<{
@@ -22,6 +22,7 @@ export interface TenancyStore {
     projects: { tenant: string; id: string }[];
     environments: Environment[];
     principals: StoredPrincipal[];
+    tokens: StoredToken[];
   }>;
   /** Inserts a tenant. @throws when it exists. */
   addTenant(t: Tenant, ledger: LedgerEntries): Promise<void>;
@@ -32,6 +33,20 @@ export interface TenancyStore {
   ): Promise<void>;
   /** Inserts or replaces an environment. */
   putEnvironment(e: Environment, ledger: LedgerEntries): Promise<void>;
-  /** Inserts a principal. @throws when its id or token hash exists. */
-  addPrincipal(p: StoredPrincipal, ledger: LedgerEntries): Promise<void>;
+  /**
+   * Inserts a principal with its first token, in one transaction.
+   * @throws when the principal's id, or the token's id or hash, exists; then nothing is written.
+   */
+  addPrincipal(p: StoredPrincipal, token: StoredToken, ledger: LedgerEntries): Promise<void>;
+  /**
+   * Inserts or replaces tokens (by id) in one transaction: a new token, a revocation, or a
+   * rotation (the old token revoked and its successor inserted together).
+   * @throws when a new token's hash exists; then nothing is written.
+   */
+  putTokens(tokens: StoredToken[], ledger: LedgerEntries): Promise<void>;
+  /**
+   * Records when tokens were last used. Not audited (it is bookkeeping, written at most once a
+   * minute per token); a token that no longer exists is skipped. Safe to repeat.
+   */
+  touchTokens(uses: { id: string; lastUsedAt: string }[]): Promise<void>;
 }

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Environment, LedgerEntries } from '../../src/core/index.js';
 import type { AuditStore } from '../../src/audit/index.js';
-import type { StoredPrincipal, TenancyStore, Tenant } from '../../src/tenancy/index.js';
+import type {
+  StoredPrincipal,
+  StoredToken,
+  TenancyStore,
+  Tenant,
+} from '../../src/tenancy/index.js';
 
 /** What a {@link tenancyStoreContract} test gets: the store, the audit log it writes to, a closer. */
 export interface MadeTenancyStore {
@@ -46,8 +51,23 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
     roles: ['agent'],
     project: 'web',
     agent: { id: 'coder', version: '2.0.0' },
-    tokenHash: '1'.repeat(64),
     createdAt: at,
+    ...over,
+  });
+  const token = (over: Partial<StoredToken> = {}): StoredToken => ({
+    id: 't-1',
+    tenant: 'acme',
+    principal: 'p-1',
+    label: null,
+    hash: '1'.repeat(64),
+    createdAt: at,
+    createdBy: 'admin-1',
+    expiresAt: '2026-04-01T00:00:00.000Z',
+    revokedAt: null,
+    revokedBy: null,
+    revokeReason: null,
+    replacedBy: null,
+    lastUsedAt: null,
     ...over,
   });
   const sortBy =
@@ -63,6 +83,7 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
           projects: [],
           environments: [],
           principals: [],
+          tokens: [],
         });
       }));
 
@@ -86,10 +107,16 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
           roles: ['admin', 'reviewer'],
           project: null,
           agent: null,
-          tokenHash: '2'.repeat(64),
         });
-        await store.addPrincipal(agent, ledger('acme', 'principal.created'));
-        await store.addPrincipal(admin, ledger('acme', 'principal.created'));
+        const agentToken = token();
+        const adminToken = token({
+          id: 't-2',
+          principal: 'p-2',
+          hash: '2'.repeat(64),
+          label: 'laptop',
+        });
+        await store.addPrincipal(agent, agentToken, ledger('acme', 'principal.created'));
+        await store.addPrincipal(admin, adminToken, ledger('acme', 'principal.created'));
 
         const all = await store.loadAll();
         expect(all.tenants.sort(sortBy((t) => t.id))).toEqual([tenant('acme'), tenant('globex')]);
@@ -99,6 +126,59 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
         ]);
         expect(all.environments.sort(sortBy((e) => e.name))).toEqual([dev, prod]);
         expect(all.principals.sort(sortBy((p) => p.id))).toEqual([agent, admin]);
+        expect(all.tokens.sort(sortBy((t) => t.id))).toEqual([agentToken, adminToken]);
+      }));
+
+    it('adds, revokes and rotates tokens, and keeps their last use', () =>
+      withStore(async ({ store, audit }) => {
+        await store.addPrincipal(principal(), token(), ledger('acme', 'principal.created'));
+        const second = token({ id: 't-2', hash: '2'.repeat(64), label: 'ci' });
+        await store.putTokens([second], ledger('acme', 'token.created'));
+        const revoked = {
+          ...second,
+          revokedAt: '2026-01-02T00:00:00.000Z',
+          revokedBy: 'admin-1',
+          revokeReason: 'leaked',
+        };
+        const next = token({ id: 't-3', hash: '3'.repeat(64) });
+        const rotated = {
+          ...token(),
+          revokedAt: '2026-01-03T00:00:00.000Z',
+          revokedBy: 'p-1',
+          revokeReason: 'rotated into t-3',
+          replacedBy: 't-3',
+        };
+        await store.putTokens([revoked], ledger('acme', 'token.revoked'));
+        await store.putTokens([rotated, next], ledger('acme', 'token.rotated'));
+        await store.touchTokens([
+          { id: 't-3', lastUsedAt: '2026-01-04T00:00:00.000Z' },
+          { id: 'gone', lastUsedAt: '2026-01-04T00:00:00.000Z' },
+        ]);
+        const tokens = (await store.loadAll()).tokens.sort(sortBy((t) => t.id));
+        expect(tokens).toEqual([
+          rotated,
+          revoked,
+          { ...next, lastUsedAt: '2026-01-04T00:00:00.000Z' },
+        ]);
+        const types = (await audit.records('acme', 0, 10)).map(
+          (r) => (JSON.parse(r.record) as { type: string }).type,
+        );
+        expect(types).toEqual([
+          'principal.created',
+          'token.created',
+          'token.revoked',
+          'token.rotated',
+        ]);
+      }));
+
+    it('refuses a token whose hash exists, writing nothing', () =>
+      withStore(async ({ store, audit }) => {
+        await store.addPrincipal(principal(), token(), ledger('acme', 'principal.created'));
+        await expect(
+          store.putTokens([token({ id: 't-9' })], ledger('acme', 'token.created')),
+        ).rejects.toThrow();
+        expect((await store.loadAll()).tokens).toEqual([token()]);
+        expect(await audit.size('acme')).toBe(1);
       }));
 
     it('appends each change to its tenant audit log', () =>
@@ -106,7 +186,7 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
         await store.addTenant(tenant('acme'), ledger('acme', 'tenant.created'));
         await store.addProject({ tenant: 'acme', id: 'web', createdAt: at }, ledger('acme', 'p'));
         await store.putEnvironment(env(), ledger('acme', 'environment.put'));
-        await store.addPrincipal(principal(), ledger('acme', 'principal.created'));
+        await store.addPrincipal(principal(), token(), ledger('acme', 'principal.created'));
         const records = await audit.records('acme', 0, 10);
         expect(records.map((r) => (JSON.parse(r.record) as { type: string }).type)).toEqual([
           'tenant.created',
@@ -143,14 +223,23 @@ export function tenancyStoreContract(name: string, make: () => Promise<MadeTenan
 
     it('refuses a principal whose id or token hash exists, writing nothing', () =>
       withStore(async ({ store, audit }) => {
-        await store.addPrincipal(principal(), ledger('acme', 'x'));
+        await store.addPrincipal(principal(), token(), ledger('acme', 'x'));
         await expect(
-          store.addPrincipal(principal({ tokenHash: '3'.repeat(64) }), ledger('acme', 'x')),
+          store.addPrincipal(
+            principal(),
+            token({ id: 't-2', hash: '3'.repeat(64) }),
+            ledger('acme', 'x'),
+          ),
         ).rejects.toThrow();
         await expect(
-          store.addPrincipal(principal({ id: 'p-3', tenant: 'globex' }), ledger('globex', 'x')),
+          store.addPrincipal(
+            principal({ id: 'p-3', tenant: 'globex' }),
+            token({ id: 't-3', tenant: 'globex', principal: 'p-3' }),
+            ledger('globex', 'x'),
+          ),
         ).rejects.toThrow();
         expect((await store.loadAll()).principals).toEqual([principal()]);
+        expect((await store.loadAll()).tokens).toEqual([token()]);
         expect(await audit.size('acme')).toBe(1);
         expect(await audit.size('globex')).toBe(0);
       }));

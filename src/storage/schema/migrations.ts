@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Kysely, Migration } from 'kysely';
 import { backfillAuditNodes } from './backfill-audit-nodes.js';
+import { accessTokens } from './migration-access-tokens.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -273,5 +274,6 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
         await backfillAuditNodes(db);
       },
     },
+    '0005_access_tokens': accessTokens(),
   };
 }

@@ -23,8 +23,23 @@ export interface Tables {
     project: string | null;
     agent_id: string | null;
     agent_version: string | null;
-    token_hash: string;
     created_at: string;
+  };
+  tokens: {
+    id: string;
+    tenant: string;
+    principal: string;
+    label: string | null;
+    /** Lowercase hex SHA-256 of the secret. */
+    hash: string;
+    created_at: string;
+    created_by: string;
+    expires_at: string;
+    revoked_at: string | null;
+    revoked_by: string | null;
+    revoke_reason: string | null;
+    replaced_by: string | null;
+    last_used_at: string | null;
   };
   applied_events: {
     tenant: string;
@@ -86,6 +101,8 @@ export interface Tables {
     expires_at: string;
     created_at: string;
     updated_at: string;
+    /** The principal whose call it is (from migration 0005). */
+    requested_by: string | null;
   };
   receipts: { invocation_id: string; tenant: string; envelope: string };
   audit_records: { tenant: string; idx: number; record: string; leaf_hash: string };
@@ -106,6 +123,8 @@ export interface Tables {
     subject: string;
     at: string;
     data: string;
+    /** The principal whose call the event is about, or null for the tenant's own events. */
+    owner: string | null;
   };
   secrets: {
     tenant: string;

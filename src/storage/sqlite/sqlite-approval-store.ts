@@ -18,9 +18,10 @@ export class SqliteApprovalStore implements ApprovalStore {
     return Promise.resolve(row ? (JSON.parse(row.record) as Approval) : undefined);
   }
 
-  list(tenant: string, status?: ApprovalStatus): Promise<Approval[]> {
+  list(tenant: string, status?: ApprovalStatus, requestedBy?: string): Promise<Approval[]> {
     let q = this.db.kysely.selectFrom('approvals').select('record').where('tenant', '=', tenant);
     if (status) q = q.where('status', '=', status);
+    if (requestedBy !== undefined) q = q.where('requested_by', '=', requestedBy);
     return Promise.resolve(
       this.db.all(q.orderBy('id', 'desc').limit(500)).map((r) => JSON.parse(r.record) as Approval),
     );
@@ -79,6 +80,7 @@ export class SqliteApprovalStore implements ApprovalStore {
         expires_at: a.expiresAt,
         created_at: a.requestedAt,
         updated_at: a.requestedAt,
+        requested_by: a.requestedBy,
       }),
     );
   }

@@ -67,6 +67,7 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
           subject: p('subject'),
           at: p('at'),
           data: p('data'),
+          owner: p('owner'),
         }),
       {
         tenant: e.tenant,
@@ -74,6 +75,7 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
         subject: e.subject,
         at: e.at,
         data: JSON.stringify(e.data),
+        owner: e.owner ?? null,
       },
     );
   }

@@ -8,6 +8,7 @@ interface OutboxRow {
   subject: string;
   at: string;
   data: string;
+  owner: string | null;
 }
 
 /** {@link OutboxFeed} on SQLite: the outbox table, and the database's commit notifications. */
@@ -75,5 +76,6 @@ function storedEvent(r: OutboxRow): StoredEvent {
     subject: r.subject,
     at: r.at,
     data: JSON.parse(r.data) as Record<string, unknown>,
+    ...(r.owner !== null ? { owner: r.owner } : {}),
   };
 }

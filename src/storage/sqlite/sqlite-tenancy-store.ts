@@ -1,5 +1,12 @@
 import type { Environment, EnvironmentClass, LedgerEntries } from '../../core/index.js';
-import type { Role, StoredPrincipal, Tenant, TenancyStore } from '../../tenancy/index.js';
+import type {
+  Role,
+  StoredPrincipal,
+  StoredToken,
+  Tenant,
+  TenancyStore,
+} from '../../tenancy/index.js';
+import type { Tables } from '../schema/tables.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -34,10 +41,24 @@ export class SqliteTenancyStore implements TenancyStore {
           r.agent_id !== null && r.agent_version !== null
             ? { id: r.agent_id, version: r.agent_version }
             : null,
-        tokenHash: r.token_hash,
         createdAt: r.created_at,
       }));
-    return Promise.resolve({ tenants, projects, environments, principals });
+    const tokens = this.db.all(k.selectFrom('tokens').selectAll()).map((r): StoredToken => ({
+      id: r.id,
+      tenant: r.tenant,
+      principal: r.principal,
+      label: r.label,
+      hash: r.hash,
+      createdAt: r.created_at,
+      createdBy: r.created_by,
+      expiresAt: r.expires_at,
+      revokedAt: r.revoked_at,
+      revokedBy: r.revoked_by,
+      revokeReason: r.revoke_reason,
+      replacedBy: r.replaced_by,
+      lastUsedAt: r.last_used_at,
+    }));
+    return Promise.resolve({ tenants, projects, environments, principals, tokens });
   }
 
   addTenant(t: Tenant, ledger: LedgerEntries): Promise<void> {
@@ -88,7 +109,7 @@ export class SqliteTenancyStore implements TenancyStore {
     });
   }
 
-  addPrincipal(p: StoredPrincipal, ledger: LedgerEntries): Promise<void> {
+  addPrincipal(p: StoredPrincipal, token: StoredToken, ledger: LedgerEntries): Promise<void> {
     return this.db.write(() => {
       this.db.run(
         this.db.kysely.insertInto('principals').values({
@@ -99,11 +120,61 @@ export class SqliteTenancyStore implements TenancyStore {
           project: p.project,
           agent_id: p.agent?.id ?? null,
           agent_version: p.agent?.version ?? null,
-          token_hash: p.tokenHash,
           created_at: p.createdAt,
         }),
       );
+      this.db.run(this.db.kysely.insertInto('tokens').values(tokenRow(token)));
       appendLedger(this.db, ledger);
     });
   }
+
+  putTokens(tokens: StoredToken[], ledger: LedgerEntries): Promise<void> {
+    return this.db.write(() => {
+      for (const t of tokens) {
+        const row = tokenRow(t);
+        const { id: _id, ...changes } = row;
+        this.db.run(
+          this.db.kysely
+            .insertInto('tokens')
+            .values(row)
+            .onConflict((oc) => oc.column('id').doUpdateSet(changes)),
+        );
+      }
+      appendLedger(this.db, ledger);
+    });
+  }
+
+  touchTokens(uses: { id: string; lastUsedAt: string }[]): Promise<void> {
+    if (uses.length === 0) return Promise.resolve();
+    return this.db.write(() => {
+      for (const u of uses)
+        this.db.runPrepared(
+          'token-touch',
+          (p) =>
+            this.db.kysely
+              .updateTable('tokens')
+              .set({ last_used_at: p('at') })
+              .where('id', '=', p('id')),
+          { id: u.id, at: u.lastUsedAt },
+        );
+    });
+  }
+}
+
+function tokenRow(t: StoredToken): Tables['tokens'] {
+  return {
+    id: t.id,
+    tenant: t.tenant,
+    principal: t.principal,
+    label: t.label,
+    hash: t.hash,
+    created_at: t.createdAt,
+    created_by: t.createdBy,
+    expires_at: t.expiresAt,
+    revoked_at: t.revokedAt,
+    revoked_by: t.revokedBy,
+    revoke_reason: t.revokeReason,
+    replaced_by: t.replacedBy,
+    last_used_at: t.lastUsedAt,
+  };
 }
