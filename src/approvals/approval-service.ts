@@ -1,6 +1,5 @@
 import { ErrorCode, EventType, GatehouseError, isoTime } from '../core/index.js';
 import type { Clock, LedgerEntries } from '../core/index.js';
-import { hasRole } from '../tenancy/index.js';
 import type { Principal } from '../tenancy/index.js';
 import { isExpired, transitionApproval } from './approval.js';
 import type { Approval, ApprovalDecision, ApprovalStatus } from './approval.js';
@@ -21,11 +20,13 @@ export class ApprovalService {
 
   /**
    * The approval, with its expiry applied (an expired one is recorded as such when first seen).
-   * @throws GatehouseError NOT_FOUND when it does not exist in the principal's tenant.
+   * `owner`, when not null, is the only principal whose approvals (of its own calls) are reached:
+   * another's is answered exactly as one that does not exist.
+   * @throws GatehouseError NOT_FOUND when it does not exist in the tenant (or beyond `owner`).
    */
-  async get(tenant: string, id: string): Promise<Approval> {
+  async get(tenant: string, id: string, owner: string | null = null): Promise<Approval> {
     const a = await this.options.store.get(tenant, id);
-    if (!a)
+    if (!a || (owner !== null && a.requestedBy !== owner))
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
         `Approval ${JSON.stringify(id)} does not exist.`,
@@ -33,20 +34,27 @@ export class ApprovalService {
     return this.applyExpiry(a);
   }
 
-  /** A tenant's approvals, newest first; `pending` lists those still awaiting a decision. */
-  async list(tenant: string, status?: ApprovalStatus): Promise<Approval[]> {
-    const all = await this.options.store.list(tenant, status);
+  /**
+   * A tenant's approvals (or, with `owner`, those of that principal's calls), newest first;
+   * `pending` lists those still awaiting a decision.
+   */
+  async list(
+    tenant: string,
+    status?: ApprovalStatus,
+    owner: string | null = null,
+  ): Promise<Approval[]> {
+    const all = await this.options.store.list(tenant, status, owner ?? undefined);
     const current = await Promise.all(all.map((a) => this.applyExpiry(a)));
     return status ? current.filter((a) => a.status === status) : current;
   }
 
   /**
-   * Records a reviewer's decision. One rejection rejects; approvals count up to the quorum.
-   * `expectedRequestHash`, when given, is the request hash the reviewer saw: a decision never
-   * applies to another request.
-   * @throws GatehouseError FORBIDDEN (an agent, not a reviewer, or the requester), NOT_FOUND,
-   *   CONFLICT (bound to another request hash than expected, already decided, expired, or this
-   *   reviewer already decided).
+   * Records a reviewer's decision. One rejection rejects; approvals count up to the quorum. Who
+   * may decide at all (reviewers, never agents) is the REST edge's access table; here the
+   * requester of the call is refused, whatever its roles. `expectedRequestHash`, when given, is
+   * the request hash the reviewer saw: a decision never applies to another request.
+   * @throws GatehouseError FORBIDDEN (the requester), NOT_FOUND, CONFLICT (bound to another
+   *   request hash than expected, already decided, expired, or this reviewer already decided).
    */
   async decide(
     principal: Principal,
@@ -55,18 +63,6 @@ export class ApprovalService {
     reason: string,
     expectedRequestHash?: string,
   ): Promise<Approval> {
-    if (hasRole(principal, 'agent')) {
-      throw new GatehouseError(
-        ErrorCode.FORBIDDEN,
-        'Agents can never approve or reject approval requests.',
-      );
-    }
-    if (!hasRole(principal, 'reviewer')) {
-      throw new GatehouseError(
-        ErrorCode.FORBIDDEN,
-        `Only reviewers decide approval requests; you have ${principal.roles.join(', ')}.`,
-      );
-    }
     const a = await this.get(principal.tenant, id);
     if (expectedRequestHash !== undefined && a.requestHash !== expectedRequestHash) {
       throw new GatehouseError(
@@ -131,7 +127,14 @@ export class ApprovalService {
         },
       ],
       events: [
-        { type: EventType.ApprovalDecided, tenant: a.tenant, subject: `approval/${id}`, at, data },
+        {
+          type: EventType.ApprovalDecided,
+          tenant: a.tenant,
+          subject: `approval/${id}`,
+          at,
+          data,
+          owner: a.requestedBy,
+        },
       ],
     });
     return updated;
@@ -168,7 +171,14 @@ export class ApprovalService {
           { tenant, type: 'approval.invalidated', subject: `approval/${a.id}`, at, actor, data },
         ],
         events: [
-          { type: EventType.ApprovalDecided, tenant, subject: `approval/${a.id}`, at, data },
+          {
+            type: EventType.ApprovalDecided,
+            tenant,
+            subject: `approval/${a.id}`,
+            at,
+            data,
+            owner: a.requestedBy,
+          },
         ],
       });
       if (ok) done.push(updated);
@@ -213,6 +223,7 @@ export class ApprovalService {
           subject: `approval/${a.id}`,
           at,
           data,
+          owner: a.requestedBy,
         },
       ],
     });

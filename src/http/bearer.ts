@@ -1,5 +1,5 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import type { Directory, Principal } from '../tenancy/index.js';
+import type { Authentication, Directory } from '../tenancy/index.js';
 
 // One pattern for every length bound: compiling a RegExp per request showed in the profile.
 const BEARER = /^Bearer ([\x21-\x7e]+)$/;
@@ -25,16 +25,17 @@ export function bearerToken(header: string | undefined, noun: string, maxLength:
 }
 
 /**
- * The principal whose token an `Authorization: Bearer <token>` header carries (REST and Studio
- * sign-in: tokens of at most 512 characters).
- * @throws GatehouseError UNAUTHENTICATED when the header is missing, malformed or the token unknown.
+ * What the token of an `Authorization: Bearer <token>` header proves now: its principal and the
+ * token's id and expiry (REST and Studio sign-in: tokens of at most 512 characters).
+ * @throws GatehouseError UNAUTHENTICATED when the header is missing or malformed, or the token is
+ *   unknown, expired or revoked (the message says which).
  */
 export function bearerPrincipal(
-  directory: Pick<Directory, 'authenticate'>,
+  directory: Pick<Directory, 'verify'>,
   header: string | undefined,
-): Principal {
-  const principal = directory.authenticate(bearerToken(header, 'token', 512));
-  if (!principal)
-    throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
-  return principal;
+  o: { noun?: string; maxLength?: number } = {},
+): Extract<Authentication, { ok: true }> {
+  const proved = directory.verify(bearerToken(header, o.noun ?? 'token', o.maxLength ?? 512));
+  if (!proved.ok) throw new GatehouseError(ErrorCode.UNAUTHENTICATED, proved.message);
+  return proved;
 }

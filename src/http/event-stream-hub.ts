@@ -53,6 +53,17 @@ export interface EventStreamHubOptions {
   onError?: (err: unknown) => void;
 }
 
+/** Who a stream is for, beyond its principal's tenant. */
+export interface StreamScope {
+  /** The only principal whose events the stream carries (an agent's own); null: the tenant's. */
+  owner: string | null;
+  /**
+   * Watches what the stream was opened with (its token): calls `stop` once when that stops
+   * working, and returns the unwatch, called when the stream closes. Absent: nothing is watched.
+   */
+  watch?: (stop: () => void) => () => void;
+}
+
 interface Frame {
   seq: number;
   text: string;
@@ -62,6 +73,8 @@ interface Frame {
 interface Client {
   tenant: string;
   principal: string;
+  /** The only owner whose events are sent; null: every event of the tenant. */
+  owner: string | null;
   res: ServerResponse;
   /** The id of the last event written to it. */
   last: number;
@@ -74,6 +87,8 @@ interface Client {
   stuckSince: number | null;
   /** Wakes a backlog read waiting for the client's buffer to drain. */
   wake: (() => void) | null;
+  /** Ends the watch of the stream's token. */
+  unwatch: () => void;
 }
 
 const BATCH = 500;
@@ -83,7 +98,8 @@ const BATCH = 500;
  * to every client of the event's tenant, each frame serialized once. A client first reads its
  * backlog (from `Last-Event-ID`) at its own pace, with what happens meanwhile queued, then goes
  * live. No client can make the gateway hold more than `bufferBytes` for it: one that falls
- * further behind, or takes nothing for `stallMs`, is closed and resumes where it stopped.
+ * further behind, or takes nothing for `stallMs`, is closed and resumes where it stopped. A stream
+ * scoped to an owner skips every other event; one whose token stops working is ended.
  */
 export class EventStreamHub {
   private readonly clients = new Set<Client>();
@@ -108,14 +124,25 @@ export class EventStreamHub {
 
   /**
    * Takes over `reply` and serves one stream on it, starting after event `after` (undefined:
-   * after the tenant's latest). Resolves once the client is live or gone; the stream then runs
-   * until the client or the hub closes it.
+   * after the tenant's latest), carrying what `scope` lets it. Resolves once the client is live or
+   * gone; the stream then runs until the client or the hub closes it, or its token stops working.
    * @throws GatehouseError QUOTA_EXCEEDED (429) or CAPACITY_EXHAUSTED (503) when a cap is reached,
    *   before the reply is taken over, so the refusal is answered as any error.
    */
-  async serve(principal: Principal, reply: FastifyReply, after: number | undefined): Promise<void> {
+  async serve(
+    principal: Principal,
+    reply: FastifyReply,
+    after: number | undefined,
+    scope: StreamScope = { owner: null },
+  ): Promise<void> {
     const res = reply.raw;
-    const c = this.admit(principal, res);
+    const c = this.admit(principal, scope.owner, res);
+    if (scope.watch) {
+      const unwatch = scope.watch(() => this.revoked(c));
+      // The token may have stopped working on the spot, which closed the client already.
+      if (c.closed) unwatch();
+      else c.unwatch = unwatch;
+    }
     reply.hijack();
     try {
       await this.start();
@@ -140,7 +167,7 @@ export class EventStreamHub {
     for (const c of this.clients) this.remove(c, () => c.res.end());
   }
 
-  private admit(principal: Principal, res: ServerResponse): Client {
+  private admit(principal: Principal, owner: string | null, res: ServerResponse): Client {
     const { maxClients, maxClientsPerTenant, maxClientsPerPrincipal } = this.options.limits;
     const tenantCount = this.byTenant.get(principal.tenant)?.size ?? 0;
     const principalCount = this.byPrincipal.get(principal.id) ?? 0;
@@ -165,6 +192,7 @@ export class EventStreamHub {
     const c: Client = {
       tenant: principal.tenant,
       principal: principal.id,
+      owner,
       res,
       last: 0,
       pending: [],
@@ -173,6 +201,7 @@ export class EventStreamHub {
       written: 0,
       stuckSince: null,
       wake: null,
+      unwatch: () => undefined,
     };
     this.clients.add(c);
     let mine = this.byTenant.get(c.tenant);
@@ -191,6 +220,10 @@ export class EventStreamHub {
       for (const e of batch) {
         if (c.closed) return;
         if (e.seq <= c.last) continue;
+        if (!carries(c, e)) {
+          c.last = e.seq;
+          continue;
+        }
         c.res.write(frameOf(e).text);
         c.last = e.seq;
         if (c.res.writableLength >= this.options.limits.bufferBytes && !(await drained(c))) return;
@@ -261,7 +294,7 @@ export class EventStreamHub {
     let frame: Frame | undefined;
     const bound = this.options.limits.bufferBytes;
     for (const c of clients) {
-      if (e.seq <= c.last) continue;
+      if (e.seq <= c.last || !carries(c, e)) continue;
       frame ??= frameOf(e);
       if (c.pending) {
         c.pending.push(frame);
@@ -297,6 +330,15 @@ export class EventStreamHub {
     }
   }
 
+  /** The stream's token stopped working (revoked, rotated out, expired): end it, saying why. */
+  private revoked(c: Client): void {
+    this.remove(c, () =>
+      c.res.headersSent
+        ? c.res.end(': closed: the token of this stream was revoked or expired\n\n')
+        : c.res.destroy(),
+    );
+  }
+
   /** Closes a client the gateway gave up on. */
   private drop(c: Client, reason: StreamDropReason): void {
     if (c.closed) return;
@@ -308,6 +350,7 @@ export class EventStreamHub {
     if (c.closed) return;
     c.closed = true;
     c.pending = null;
+    c.unwatch();
     this.clients.delete(c);
     const mine = this.byTenant.get(c.tenant);
     mine?.delete(c);
@@ -330,6 +373,11 @@ export class EventStreamHub {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
   }
+}
+
+/** Whether the client's stream carries the event: every one, or its owner's only. */
+function carries(c: Client, e: StoredEvent): boolean {
+  return c.owner === null || e.owner === c.owner;
 }
 
 /** One event as a server-sent event. */

@@ -76,6 +76,12 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
     registers: [this.registry],
   });
 
+  private readonly mcpSessions = new Gauge({
+    name: 'gatehouse_mcp_sessions',
+    help: 'Open sessions of the agents’ MCP endpoint (each ends with its token: revoked, rotated out or expired).',
+    registers: [this.registry],
+  });
+
   constructor(private readonly options: GatewayMetricsOptions = {}) {
     collectDefaultMetrics({ register: this.registry, prefix: 'gatehouse_' });
     const count = () => this.streamCount?.() ?? 0;
@@ -120,6 +126,11 @@ export class GatewayMetrics implements PipelineMetrics, StreamMetrics {
   /** A connection refused because the gateway held `maxConnections`. */
   connectionDropped(): void {
     this.connectionDrops.inc();
+  }
+
+  /** The number of open /mcp sessions, after each change. */
+  mcpSessionsOpen(count: number): void {
+    this.mcpSessions.set(count);
   }
 
   /**

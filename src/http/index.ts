@@ -1,4 +1,4 @@
-export { buildServer } from './server.js';
+export { buildServer, registeredRoutes } from './server.js';
 export type { ServerOptions } from './server.js';
 export type { GatewayServices } from './services.js';
 export { GatewayMetrics } from './gateway-metrics.js';
@@ -12,3 +12,5 @@ export type { StreamLimits } from './event-stream-hub.js';
 export { loadStudioFiles } from './studio-files.js';
 export type { StudioFile, StudioFiles } from './studio-files.js';
 export { STUDIO_CSP } from './routes/studio-routes.js';
+export { ACCESS, Owned, Reach, accessOf } from './access-table.js';
+export type { RouteAccess, RouteKey } from './access-table.js';

@@ -1,3 +1,4 @@
+import { Owned, accessOf } from './access-table.js';
 import type { Route } from './route.js';
 
 /** What the OpenAPI document says of one route: a {@link Route} without its handler. */
@@ -16,7 +17,6 @@ export const MCP_ENDPOINT_ROUTES: readonly DocumentedRoute[] = [
     tag: 'mcp',
     summary:
       "The agents' MCP endpoint (Streamable HTTP): initialize, tools/list (the release closure), tools/call (through the pipeline), resources and prompts of bound upstreams",
-    roles: ['agent'],
     headers: {
       'Mcp-Session-Id': {
         description: 'The session id initialize answered; every request after it sends it',
@@ -43,7 +43,6 @@ export const MCP_ENDPOINT_ROUTES: readonly DocumentedRoute[] = [
     url: '/mcp',
     tag: 'mcp',
     summary: 'End an MCP session',
-    roles: ['agent'],
     headers: { 'Mcp-Session-Id': { description: 'The session to end', required: true } },
     responses: { '200': 'the session ended', '404': 'no such session of this agent' },
   },
@@ -52,7 +51,6 @@ export const MCP_ENDPOINT_ROUTES: readonly DocumentedRoute[] = [
     url: '/mcp',
     tag: 'mcp',
     summary: 'Not offered: no standalone server-sent event stream yet (POST JSON-RPC messages)',
-    roles: 'public',
     responses: { '405': 'a JSON-RPC error; Allow: POST, DELETE' },
   },
 ];
@@ -88,12 +86,19 @@ export function openApiDocument(
       })),
     ];
     paths[path] ??= {};
+    const access = accessOf(r.method, r.url);
     paths[path][r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
-      ...(r.roles === 'public'
+      ...(access === undefined || access.roles === 'public'
         ? { security: [] }
-        : { description: `Roles: ${r.roles.join(', ')}.` }),
+        : {
+            description: `Roles: ${Object.entries(access.roles)
+              .map(([role, reach]) =>
+                reach === 'own' && access.owns ? `${role} (${Owned[access.owns]})` : role,
+              )
+              .join(', ')}.`,
+          }),
       ...(params.length > 0 ? { parameters: params } : {}),
       ...(r.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: r.body } } } }

@@ -4,15 +4,15 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import { noopTracer } from '../invocation/index.js';
-import { ErrorCode, GatehouseError, IllegalStateError, cutText } from '../core/index.js';
-import type { Principal } from '../tenancy/index.js';
+import { ErrorCode, IllegalStateError, cutText } from '../core/index.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
 import { mountMcpEndpoint } from './mcp-endpoint/endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 import { MCP_ENDPOINT_ROUTES, openApiDocument, undocumentedRoutes } from './openapi.js';
 import type { Route } from './route.js';
-import { bearerPrincipal } from './bearer.js';
+import { accessOf } from './access-table.js';
+import { authorize, grantFor } from './access.js';
 import type { GatewayServices } from './services.js';
 import { evidenceRoutes } from './routes/evidence-routes.js';
 import { invocationRoutes } from './routes/invocation-routes.js';
@@ -22,6 +22,7 @@ import { approvalRoutes } from './routes/approval-routes.js';
 import { uncertainRoutes } from './routes/uncertain-routes.js';
 import { eventStreamRoutes } from './routes/event-stream-routes.js';
 import { principalRoutes } from './routes/principal-routes.js';
+import { tokenRoutes } from './routes/token-routes.js';
 import { secretRoutes } from './routes/secret-routes.js';
 import { mcpServerRoutes } from './routes/mcp-server-routes.js';
 import { operationalRoutes } from './routes/operational-routes.js';
@@ -63,14 +64,15 @@ export interface ServerOptions {
   studio?: StudioFiles | null;
 }
 
-const anonymous: Principal = {
-  id: 'anonymous',
-  tenant: '',
-  name: 'anonymous',
-  roles: [],
-  project: null,
-  agent: null,
-};
+const REGISTERED = new WeakMap<FastifyInstance, readonly { method: string; url: string }[]>();
+
+/**
+ * Every route a server built by {@link buildServer} registered (`HEAD` beside each `GET` included),
+ * as Fastify saw them: for the checks that the OpenAPI document and the access table cover them.
+ */
+export function registeredRoutes(app: FastifyInstance): readonly { method: string; url: string }[] {
+  return REGISTERED.get(app) ?? [];
+}
 
 /** The REST API: a thin translation from HTTP to the parts, per DESIGN §9. */
 export function buildServer(o: ServerOptions): FastifyInstance {
@@ -96,6 +98,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   });
   // Every route registered from here on, so the OpenAPI document can be checked against them.
   const registered: { method: string; url: string }[] = [];
+  REGISTERED.set(app, registered);
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) registered.push({ method, url: r.url });
   });
@@ -127,8 +130,9 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...policyRoutes(s),
     ...approvalRoutes(s),
     ...uncertainRoutes(s),
-    ...eventStreamRoutes(hub),
+    ...eventStreamRoutes(hub, s.directory),
     ...principalRoutes(s),
+    ...tokenRoutes(s),
     ...(s.secrets ? secretRoutes({ secrets: s.secrets }) : []),
     ...(s.mcp
       ? mcpServerRoutes({
@@ -148,20 +152,33 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   const tracer = o.tracer ?? noopTracer();
 
   for (const route of routes) {
+    const key = `${route.method} ${route.url}`;
+    const access = accessOf(route.method, route.url);
+    if (!access)
+      throw new IllegalStateError(
+        `Route ${key} is not in the access table: add it to ACCESS in src/http/access-table.ts.`,
+      );
     app.route({
       method: route.method,
       url: route.url,
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const serve = async () => {
-          const principal = route.roles === 'public' ? anonymous : authenticate(s, req, route);
-          const answer = await route.handler(principal, req, reply);
+          // Without a bearer token, a Studio session cookie names the caller (its writes carry
+          // the session's CSRF token); the access table decides for it as for a token.
+          const { principal, grant } =
+            access.roles !== 'public' &&
+            req.headers.authorization === undefined &&
+            hasSessionCookie(req)
+              ? grantFor(key, access, sessionPrincipal(s, req), null)
+              : authorize(s.directory, key, access, req.headers.authorization);
+          const answer = await route.handler(principal, req, reply, grant);
           if (answer === null) return reply;
           void reply.code(answer.status);
           if (answer.contentType) void reply.type(answer.contentType);
           return answer.body;
         };
         // Probes and scrapes (the public routes) are not traced: they would drown the calls.
-        return route.roles === 'public'
+        return access.roles === 'public'
           ? serve()
           : traceRoute(tracer, route.url, req, reply, serve);
       },
@@ -170,15 +187,22 @@ export function buildServer(o: ServerOptions): FastifyInstance {
 
   mountMcpEndpoint(app, s, { ...o.mcp, version: o.version });
 
-  // A route added without its description is a bug: the gateway refuses to start with it.
+  // A route added without its description or its access is a bug: the gateway refuses to start.
   app.addHook('onReady', (done) => {
     const missing = undocumentedRoutes(openapi, registered);
+    const unguarded = registered
+      .filter((r) => !accessOf(r.method, r.url))
+      .map((r) => `${r.method} ${r.url}`);
     done(
-      missing.length === 0
-        ? undefined
-        : new IllegalStateError(
+      missing.length > 0
+        ? new IllegalStateError(
             `Routes missing from /openapi.json: ${missing.join(', ')}. Describe them in the route table (or MCP_ENDPOINT_ROUTES in src/http/openapi.ts).`,
-          ),
+          )
+        : unguarded.length > 0
+          ? new IllegalStateError(
+              `Routes missing from the access table: ${unguarded.join(', ')}. Add them to ACCESS in src/http/access-table.ts.`,
+            )
+          : undefined,
     );
   });
 
@@ -203,20 +227,4 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     void reply.code(status).send(body);
   });
   return app;
-}
-
-/** The caller: by its bearer token, or (without one) by its Studio session cookie. */
-function authenticate(s: GatewayServices, req: FastifyRequest, route: Route): Principal {
-  const principal =
-    req.headers.authorization === undefined && hasSessionCookie(req)
-      ? sessionPrincipal(s, req)
-      : bearerPrincipal(s.directory, req.headers.authorization);
-  const allowed = route.roles as readonly string[];
-  if (!principal.roles.some((r) => allowed.includes(r))) {
-    throw new GatehouseError(
-      ErrorCode.FORBIDDEN,
-      `${route.method} ${route.url} needs one of the roles ${allowed.join(', ')}; you have ${principal.roles.join(', ')}.`,
-    );
-  }
-  return principal;
 }

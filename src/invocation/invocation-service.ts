@@ -11,7 +11,6 @@ import type { Clock, IdGenerator } from '../core/index.js';
 import { checkApproval } from '../approvals/index.js';
 import type { Approval, ApprovalService } from '../approvals/index.js';
 import { patternRedactor } from '../secrets/index.js';
-import { hasRole } from '../tenancy/index.js';
 import type { Directory, Principal } from '../tenancy/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { InvocationRecord } from './invocation-record.js';
@@ -65,13 +64,15 @@ export class InvocationService {
   constructor(private readonly options: InvocationServiceOptions) {}
 
   /**
-   * Runs, resumes or replays an invocation.
-   * @throws GatehouseError FORBIDDEN (not an agent), IDEMPOTENCY_KEY_REUSED (same key, another
-   *   request), EFFECT_UNCERTAIN (a retry of an unresolved Uncertain request), NOT_FOUND /
-   *   APPROVAL_STALE / APPROVAL_PENDING / APPROVAL_CONSUMED (an approval that cannot be used).
+   * Runs, resumes or replays an invocation. Who may invoke is the REST edge's access table; here
+   * the principal must be one that can (an agent release and a project).
+   * @throws GatehouseError FORBIDDEN (no agent release or project), IDEMPOTENCY_KEY_REUSED (same
+   *   key, another request), EFFECT_UNCERTAIN (a retry of an unresolved Uncertain request),
+   *   NOT_FOUND (an approval that is not of this principal's calls) / APPROVAL_STALE /
+   *   APPROVAL_PENDING / APPROVAL_CONSUMED (an approval that cannot be used).
    */
   async invoke(principal: Principal, req: InvokeRequest): Promise<InvocationRecord> {
-    if (!hasRole(principal, 'agent') || !principal.agent || !principal.project) {
+    if (!principal.agent || !principal.project) {
       throw new GatehouseError(
         ErrorCode.FORBIDDEN,
         'Only agent principals (with a project and an agent release) may invoke tools.',
@@ -107,10 +108,12 @@ export class InvocationService {
     req: InvokeRequest,
     hash: string,
   ): Promise<InvocationRecord> {
+    // Only an approval of this principal's own calls: another agent's is answered as missing
+    // (its id is the caller's to name, its existence and request hash are not theirs to learn).
     const approval =
       req.approvalId === undefined
         ? undefined
-        : await this.options.approvals.get(principal.tenant, req.approvalId);
+        : await this.options.approvals.get(principal.tenant, req.approvalId, principal.id);
     const existing = await this.options.store.findByKey(
       principal.tenant,
       principal.id,
@@ -371,10 +374,14 @@ export class InvocationService {
     return denied;
   }
 
-  /** The invocation if the principal may see it: agents their own, other roles their tenant's. */
-  async get(principal: Principal, id: string): Promise<InvocationRecord> {
-    const record = await this.options.store.get(principal.tenant, id);
-    if (!record || (isOnlyAgent(principal) && record.principal !== principal.id)) {
+  /**
+   * The invocation, in the tenant; `owner`, when not null, is the only principal whose
+   * invocations are reached: another's is answered exactly as one that does not exist.
+   * @throws GatehouseError NOT_FOUND.
+   */
+  async get(tenant: string, id: string, owner: string | null): Promise<InvocationRecord> {
+    const record = await this.options.store.get(tenant, id);
+    if (!record || (owner !== null && record.principal !== owner)) {
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
         `Invocation ${JSON.stringify(id)} does not exist.`,
@@ -383,21 +390,18 @@ export class InvocationService {
     return record;
   }
 
-  /** A tenant's invocations, newest first; agents see their own. */
-  list(principal: Principal, query: InvocationQuery): Promise<InvocationRecord[]> {
-    return this.options.store.list(
-      principal.tenant,
-      isOnlyAgent(principal) ? { ...query, principal: principal.id } : query,
-    );
+  /** A tenant's invocations (or only `owner`'s, when not null), newest first. */
+  list(tenant: string, owner: string | null, query: InvocationQuery): Promise<InvocationRecord[]> {
+    return this.options.store.list(tenant, owner === null ? query : { ...query, principal: owner });
   }
 
   /**
    * The receipt (a DSSE envelope) of an invocation whose outcome is decided.
-   * @throws GatehouseError NOT_FOUND, or CONFLICT while the outcome is not decided yet.
+   * @throws GatehouseError NOT_FOUND (as {@link get}), or CONFLICT while the outcome is not decided.
    */
-  async receipt(principal: Principal, id: string): Promise<unknown> {
-    const record = await this.get(principal, id);
-    const receipt = await this.options.store.receipt(principal.tenant, record.id);
+  async receipt(tenant: string, id: string, owner: string | null): Promise<unknown> {
+    const record = await this.get(tenant, id, owner);
+    const receipt = await this.options.store.receipt(tenant, record.id);
     if (receipt === undefined) {
       throw new GatehouseError(
         ErrorCode.CONFLICT,
@@ -427,8 +431,4 @@ function reused(key: string, hash: string, previous: string): GatehouseError {
     `Idempotency-Key ${JSON.stringify(key)} was already used for another request (request hash ${previous}, this one ${hash}); use a new key for a new request.`,
     { details: { requestHash: hash, previousRequestHash: previous } },
   );
-}
-
-function isOnlyAgent(p: Principal): boolean {
-  return p.roles.every((r) => r === 'agent');
 }

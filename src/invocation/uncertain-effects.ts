@@ -2,7 +2,6 @@ import { ErrorCode, EventType, FailureCode, GatehouseError, isoTime } from '../c
 import type { Clock } from '../core/index.js';
 import { signReceipt } from '../audit/index.js';
 import type { Signer } from '../audit/index.js';
-import { hasRole } from '../tenancy/index.js';
 import type { Principal } from '../tenancy/index.js';
 import type { InvocationRecord } from './invocation-record.js';
 import { transitionInvocation } from './invocation-status.js';
@@ -20,15 +19,14 @@ export class UncertainEffects {
   constructor(private readonly options: { store: InvocationStore; signer: Signer; clock: Clock }) {}
 
   /** The tenant's unresolved Uncertain invocations, newest first. */
-  list(principal: Principal): Promise<InvocationRecord[]> {
-    requireOperator(principal);
-    return this.options.store.list(principal.tenant, { status: 'uncertain', limit: 500 });
+  list(tenant: string): Promise<InvocationRecord[]> {
+    return this.options.store.list(tenant, { status: 'uncertain', limit: 500 });
   }
 
   /**
-   * Resolves an Uncertain invocation, with a new receipt.
-   * @throws GatehouseError FORBIDDEN (not an operator), NOT_FOUND, CONFLICT (not uncertain),
-   *   INVALID_INPUT (no evidence).
+   * Resolves an Uncertain invocation, with a new receipt. Who may (operators) is the REST edge's
+   * access table.
+   * @throws GatehouseError NOT_FOUND, CONFLICT (not uncertain), INVALID_INPUT (no evidence).
    */
   async resolve(
     principal: Principal,
@@ -36,7 +34,6 @@ export class UncertainEffects {
     effect: 'confirmed' | 'denied',
     evidence: unknown,
   ): Promise<InvocationRecord> {
-    requireOperator(principal);
     if (evidence === undefined || evidence === null || evidence === '') {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
@@ -108,14 +105,5 @@ export class UncertainEffects {
         signReceipt(receiptPredicate({ ...resolved, audit: last }), this.options.signer),
     });
     return resolved;
-  }
-}
-
-function requireOperator(p: Principal): void {
-  if (!hasRole(p, 'operator')) {
-    throw new GatehouseError(
-      ErrorCode.FORBIDDEN,
-      `Only operators see and resolve Uncertain effects; you have ${p.roles.join(', ')}.`,
-    );
   }
 }

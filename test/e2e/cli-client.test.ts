@@ -187,7 +187,10 @@ describe('exit statuses', () => {
   });
 
   it('2 for a wrong command line, before anything is sent', async () => {
-    const before = (await g.gateway.invocations.list(principalOf('agent'), { limit: 500 })).length;
+    const agent = principalOf('agent');
+    const mine = async () =>
+      (await g.gateway.invocations.list(agent.tenant, agent.id, { limit: 500 })).length;
+    const before = await mine();
     for (const args of [
       ['invoke', 'demo/echo@1.0.0', '--input', '{"message":'],
       ['invoke', 'demo/echo', '--input', '{}'],
@@ -203,9 +206,7 @@ describe('exit statuses', () => {
       expect(r.stdout, args.join(' ')).toBe('');
       expect(r.stderr.length, args.join(' ')).toBeGreaterThan(0);
     }
-    expect((await g.gateway.invocations.list(principalOf('agent'), { limit: 500 })).length).toBe(
-      before,
-    );
+    expect(await mine()).toBe(before);
     const config = await runCli(['serve', '--data', g.dataDir], { GATEHOUSE_POOL: 'bogus' });
     expect(config.code, show(config)).toBe(2);
     expect(config.stderr).toBe(

@@ -17,7 +17,11 @@ afterAll(async () => {
 });
 
 async function cli(...args: string[]): Promise<string> {
-  const r = await runCli(args, env);
+  return cliAs(env, ...args);
+}
+
+async function cliAs(as: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
+  const r = await runCli(args, as);
   expect(r.code, `${args.join(' ')}\n${r.stdout}${r.stderr}`).toBe(0);
   return r.stdout;
 }
@@ -43,7 +47,19 @@ describe('the README flow for an upstream MCP server, with the gatehouse CLI', (
     });
 
     await cli('mcp', 'verify', id!);
-    await cli('mcp', 'bind', id!, 'get-sum', '--class', 'read', '--as', 'mine/sum@1.0.0');
+    // The admin registered it; binding a tool with its class is the maintainer's (DESIGN §5).
+    const maintainer = { ...env, GATEHOUSE_TOKEN: g.tokens.maintainer };
+    await cliAs(
+      maintainer,
+      'mcp',
+      'bind',
+      id!,
+      'get-sum',
+      '--class',
+      'read',
+      '--as',
+      'mine/sum@1.0.0',
+    );
     await cli('mcp', 'activate', id!);
     expect(await cli('mcp', 'show', id!)).toMatch(/active/);
 

@@ -26,8 +26,10 @@ describe('a newly bound MCP tool, called after an agent release holds it (docs/c
 
   it('binds, publishes demo-agent@1.1.0 from 1.0.0 with it, and its agent calls it', async () => {
     const admin = as(g, g.tokens.admin);
+    const maintainer = as(g, g.tokens.maintainer);
     const [server] = await g.gateway.mcp.list('acme');
-    const bound = await admin(
+    // Binding declares the tool's class: the maintainer's (DESIGN §5); the admin publishes.
+    const bound = await maintainer(
       'mcp',
       'bind',
       server!.id,
@@ -199,6 +201,7 @@ describe('gatehouse mcp reapprove ID TOOL --version', () => {
 
   it('publishes the new version of a tool whose input schema changed', async () => {
     const admin = as(g, g.tokens.admin);
+    const maintainer = as(g, g.tokens.maintainer);
     const greet = {
       name: 'greet',
       description: 'Says hello.',
@@ -223,7 +226,8 @@ describe('gatehouse mcp reapprove ID TOOL --version', () => {
       ['mcp', 'bind', id!, 'greet', '--class', 'read', '--as', 'fixture/greet@1.0.0'],
       ['mcp', 'activate', id!],
     ]) {
-      const r = await admin(...args);
+      // The admin registered the server; binding and re-approving are the maintainer's.
+      const r = await maintainer(...args);
       expect(r.code, `${args.join(' ')}\n${show(r)}`).toBe(0);
     }
 
@@ -242,11 +246,14 @@ describe('gatehouse mcp reapprove ID TOOL --version', () => {
       await new Promise((r) => setTimeout(r, 100));
     expect(await state()).toBe('unbound');
 
-    const sameVersion = await admin('mcp', 'reapprove', id!, 'greet');
+    const refused = await admin('mcp', 'reapprove', id!, 'greet', '--version', '1.1.0');
+    expect(refused.code, show(refused)).toBe(3);
+    expect(refused.stderr).toContain('403 FORBIDDEN');
+    const sameVersion = await maintainer('mcp', 'reapprove', id!, 'greet');
     expect(sameVersion.code, show(sameVersion)).toBe(3);
     expect(sameVersion.stderr).toContain('  at /version');
 
-    const r = await admin('mcp', 'reapprove', id!, 'greet', '--version', '1.1.0');
+    const r = await maintainer('mcp', 'reapprove', id!, 'greet', '--version', '1.1.0');
     expect(r.code, show(r)).toBe(0);
     expect(r.stdout).toBe(
       're-approved greet: bound to fixture/greet@1.1.0 (input schema changed; new version published)\n',

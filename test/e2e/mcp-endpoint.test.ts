@@ -359,8 +359,8 @@ describe('POST /mcp refuses bad input and attacks', () => {
     expect(foreign.body).toMatch(/another audience/);
     const reviewer = await rawPost({ authorization: `Bearer ${g.tokens.reviewer}` });
     expect(reviewer.status).toBe(403);
-    expect(reviewer.body).toMatch(/agent principals/);
+    expect(reviewer.body).toMatch(/POST \/mcp needs one of the roles agent; you act as reviewer/);
     // The SDK client sees the refusal when it connects.
-    await expect(connect(g.tokens.reviewer)).rejects.toThrow(/403|agent principals/);
+    await expect(connect(g.tokens.reviewer)).rejects.toThrow(/403|needs one of the roles agent/);
   });
 });

@@ -110,6 +110,26 @@ export class SseClient {
     return this.frames.splice(0);
   }
 
+  /**
+   * Waits until the server ends the stream, for at most `timeoutMs`.
+   * @returns true when it ended, false when it was still open at the deadline.
+   */
+  async endedWithin(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.ended) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    return true;
+  }
+
   /** Disconnects. Safe to call twice. */
   close(): void {
     this.controller.abort();

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { accessOf } from '../../src/http/access-table.js';
 import { mcpServerRoutes } from '../../src/http/routes/mcp-server-routes.js';
 import type { Route, RouteAnswer } from '../../src/http/route.js';
 import type { Principal } from '../../src/tenancy/index.js';
@@ -38,16 +39,17 @@ async function send(method: string, url: string, params: Record<string, string>,
     maintainer,
     { params, body, query: {} } as unknown as FastifyRequest,
     {} as FastifyReply,
+    { reach: 'tenant', owner: null, token: null },
   );
   return answer as RouteAnswer;
 }
 
 describe('MCP server routes', () => {
   it('register, verify, bind (publishing the descriptor), activate, show', async () => {
-    expect(routes.find((r) => r.url === '/v1/mcp-servers/:id/activate')!.roles).toEqual([
-      'admin',
-      'maintainer',
-    ]);
+    expect(accessOf('POST', '/v1/mcp-servers/:id/activate')!.roles).toEqual({
+      maintainer: 'tenant',
+      admin: 'tenant',
+    });
     const up = h.upstream({
       tools: [{ name: 'greet', description: 'Hi.', inputSchema: { type: 'object' } }],
     });

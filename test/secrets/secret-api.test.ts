@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { secretCommands } from '../../src/cli/commands/secret-commands.js';
 import { ManualClock } from '../../src/core/index.js';
 import { errorBody } from '../../src/http/error-status.js';
+import { accessOf } from '../../src/http/access-table.js';
 import { secretRoutes } from '../../src/http/routes/secret-routes.js';
 import { SecretCipher, SecretService } from '../../src/secrets/index.js';
 import { SqliteDatabase } from '../../src/storage/sqlite/sqlite-database.js';
@@ -33,7 +34,11 @@ function secretApp(secrets: SecretService): FastifyInstance {
       method: route.method,
       url: route.url,
       handler: async (req, reply) => {
-        const answer = await route.handler(admin, req, reply);
+        const answer = await route.handler(admin, req, reply, {
+          reach: 'tenant',
+          owner: null,
+          token: null,
+        });
         void reply.code(answer!.status);
         return answer!.body;
       },
@@ -74,7 +79,8 @@ describe('secret routes', () => {
       'POST /v1/secrets/:name/rotate',
       'DELETE /v1/secrets/:name',
     ]);
-    for (const r of routes) expect(r.roles).toEqual(['admin']);
+    for (const r of routes)
+      expect(accessOf(r.method, r.url)?.roles, `${r.method} ${r.url}`).toEqual({ admin: 'tenant' });
   });
 
   it('put, rotate, list and delete, never answering with the value', async () => {

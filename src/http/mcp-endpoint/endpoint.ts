@@ -8,6 +8,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../../core/index.js';
 import type { Principal } from '../../tenancy/index.js';
+import type { Grant } from '../access.js';
 import { jsonRpcRefusal } from './errors.js';
 import { translateFastifyError } from '../fastify-errors.js';
 import { authenticateAgent, checkHost, checkOrigin } from './guards.js';
@@ -26,7 +27,11 @@ export interface McpEndpointOptions extends McpReach {
 
 interface Session {
   principal: string;
+  /** The token it was opened with: the session ends when that token stops working. */
+  token: string;
   transport: WebStandardStreamableHTTPServerTransport;
+  /** Stops watching the token. */
+  unwatch: () => void;
 }
 
 /** Only these request headers reach the MCP transport; the client's token never goes further. */
@@ -41,8 +46,9 @@ const FORWARDED = [
 /**
  * `POST /mcp` (and `DELETE /mcp` to end a session): the agents' MCP endpoint over Streamable HTTP.
  * Host, Origin and the agent's bearer token are checked before the body is read; each session is
- * bound to the agent that opened it, and a request with another principal's session id is answered
- * as if the session did not exist.
+ * bound to the agent and the token that opened it, and a request with another principal's (or
+ * another token's) session id is answered as if the session did not exist. A session is closed as
+ * soon as its token is revoked, rotated out or expires.
  */
 export function mountMcpEndpoint(
   app: FastifyInstance,
@@ -50,28 +56,46 @@ export function mountMcpEndpoint(
   o: McpEndpointOptions & { version: string },
 ): void {
   const sessions = new Map<string, Session>();
-  const principals = new WeakMap<FastifyRequest, Principal>();
+  const principals = new WeakMap<FastifyRequest, { principal: Principal; grant: Grant }>();
   const maxSessions = o.maxSessionsPerPrincipal ?? 16;
 
+  const counted = () => s.metrics.mcpSessionsOpen(sessions.size);
+  const end = async (id: string, x: Session): Promise<void> => {
+    if (sessions.get(id) === x) sessions.delete(id);
+    counted();
+    x.unwatch();
+    await x.transport.close();
+  };
+
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...sessions.values()].map((x) => x.transport.close()));
+    await Promise.allSettled([...sessions.entries()].map(([id, x]) => end(id, x)));
     sessions.clear();
   });
 
-  const open = async (principal: Principal): Promise<WebStandardStreamableHTTPServerTransport> => {
+  const open = async (
+    principal: Principal,
+    token: string,
+  ): Promise<WebStandardStreamableHTTPServerTransport> => {
     const mine = [...sessions.entries()].filter(([, x]) => x.principal === principal.id);
     for (const [id, x] of mine.slice(0, Math.max(0, mine.length - maxSessions + 1))) {
-      sessions.delete(id);
-      await x.transport.close();
+      await end(id, x);
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
-        sessions.set(id, { principal: principal.id, transport });
+        const session: Session = { principal: principal.id, token, transport, unwatch: () => {} };
+        session.unwatch = s.directory.tokens.watch(token, () => void end(id, session));
+        sessions.set(id, session);
+        counted();
       },
       onsessionclosed: (id) => {
-        sessions.delete(id);
+        const x = sessions.get(id);
+        if (x) {
+          sessions.delete(id);
+          counted();
+          x.unwatch();
+        }
       },
     });
     const server = createSessionServer({
@@ -83,18 +107,25 @@ export function mountMcpEndpoint(
     });
     await server.connect(transport);
     server.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      const id = transport.sessionId;
+      const x = id === undefined ? undefined : sessions.get(id);
+      if (id !== undefined && x) {
+        sessions.delete(id);
+        counted();
+        x.unwatch();
+      }
     };
     return transport;
   };
 
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const principal = principals.get(req)!;
+    const { principal, grant } = principals.get(req)!;
+    const token = grant.token!.id;
     const sessionId = req.headers['mcp-session-id'];
     let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sessionId === 'string') {
       const session = sessions.get(sessionId);
-      if (!session || session.principal !== principal.id) {
+      if (!session || session.principal !== principal.id || session.token !== token) {
         // The answer is the same either way; the record tells an ended session from another
         // agent's (an attempt to take it over).
         throw new GatehouseError(
@@ -113,7 +144,7 @@ export function mountMcpEndpoint(
       sessions.set(sessionId, session);
       transport = session.transport;
     } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
-      transport = await open(principal);
+      transport = await open(principal, token);
     } else {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
@@ -146,7 +177,7 @@ export function mountMcpEndpoint(
       try {
         checkHost(req, o);
         checkOrigin(req, o);
-        principals.set(req, authenticateAgent(s, req.headers.authorization));
+        principals.set(req, authenticateAgent(s, req.method, req.headers.authorization));
         done();
       } catch (err) {
         done(err as Error);
@@ -164,7 +195,7 @@ export function mountMcpEndpoint(
     else {
       // Details stay in the record; the client sees only the code and message.
       const { reason, ...data } = refusal instanceof GatehouseError ? refusal.details : {};
-      await recordRefusal(s, req.log, principals.get(req), RefusalType.request, {
+      await recordRefusal(s, req.log, principals.get(req)?.principal, RefusalType.request, {
         code: body.error.data.code,
         reason: typeof reason === 'string' ? reason : reasonOf(body.error.data.code),
         message: body.error.message,

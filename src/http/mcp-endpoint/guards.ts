@@ -1,7 +1,9 @@
 import type { FastifyRequest } from 'fastify';
-import { ErrorCode, GatehouseError } from '../../core/index.js';
-import { hasRole } from '../../tenancy/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError } from '../../core/index.js';
 import type { Principal } from '../../tenancy/index.js';
+import { accessOf } from '../access-table.js';
+import { authorize } from '../access.js';
+import type { Grant } from '../access.js';
 import { bearerToken } from '../bearer.js';
 import type { GatewayServices } from '../services.js';
 
@@ -56,11 +58,17 @@ export function checkOrigin(req: FastifyRequest, o: McpReach): void {
 }
 
 /**
- * The agent a bearer token belongs to. Tokens are opaque Gatehouse tokens; a JWT was issued for
- * another audience and is refused without being looked at.
- * @throws GatehouseError UNAUTHENTICATED (no, malformed, foreign or unknown token), FORBIDDEN (not an agent).
+ * The agent a bearer token belongs to, checked against the access table's entry for the request
+ * (`POST /mcp`, `DELETE /mcp`). Tokens are opaque Gatehouse tokens; a JWT was issued for another
+ * audience and is refused without being looked at.
+ * @throws GatehouseError UNAUTHENTICATED (no, malformed, foreign, unknown, expired or revoked
+ *   token), FORBIDDEN (not an agent, or an agent without a release).
  */
-export function authenticateAgent(s: GatewayServices, header: string | undefined): Principal {
+export function authenticateAgent(
+  s: GatewayServices,
+  method: string,
+  header: string | undefined,
+): { principal: Principal; grant: Grant } {
   // Longer than REST's 512, so that a JWT is recognized as one and told why it is refused.
   const token = bearerToken(header, 'agent token', 4096);
   if (JWT.test(token))
@@ -68,14 +76,19 @@ export function authenticateAgent(s: GatewayServices, header: string | undefined
       ErrorCode.UNAUTHENTICATED,
       'This token is a JWT issued for another audience; /mcp accepts only Gatehouse agent tokens.',
     );
-  const principal = s.directory.authenticate(token);
-  if (!principal)
-    throw new GatehouseError(ErrorCode.UNAUTHENTICATED, 'The bearer token is not valid.');
-  if (!hasRole(principal, 'agent') || !principal.agent || !principal.project) {
+  const key = `${method} /mcp`;
+  const access = accessOf(method, '/mcp');
+  if (!access) throw new IllegalStateError(`${key} is not in the access table`);
+  const authorized = authorize(s.directory, key, access, header, {
+    noun: 'agent token',
+    maxLength: 4096,
+  });
+  const p = authorized.principal;
+  if (!p.agent || !p.project) {
     throw new GatehouseError(
       ErrorCode.FORBIDDEN,
-      `/mcp serves agent principals (with a project and an agent release); you have the roles ${principal.roles.join(', ') || 'none'}.`,
+      '/mcp serves agent principals with a project and an agent release; this one has neither.',
     );
   }
-  return principal;
+  return authorized;
 }

@@ -51,10 +51,9 @@ export function approvalRoutes(s: GatewayServices): Route[] {
       url: '/v1/approvals',
       tag: 'approvals',
       summary: "Your tenant's approval requests, newest first",
-      roles: ['reviewer', 'operator', 'admin'],
       query: { status: { type: 'string', description: `one of ${statuses.join(', ')}` } },
       responses: { '200': '{approvals: [...]}' },
-      handler: async (principal, req) => {
+      handler: async (principal, req, _reply, grant) => {
         const status = (req.query as { status?: string }).status;
         if (status !== undefined && !statuses.includes(status)) {
           throw new GatehouseError(
@@ -65,7 +64,11 @@ export function approvalRoutes(s: GatewayServices): Route[] {
         return {
           status: 200,
           body: {
-            approvals: await s.approvals.list(principal.tenant, status as Status | undefined),
+            approvals: await s.approvals.list(
+              principal.tenant,
+              status as Status | undefined,
+              grant.owner,
+            ),
           },
         };
       },
@@ -76,19 +79,21 @@ export function approvalRoutes(s: GatewayServices): Route[] {
       tag: 'approvals',
       summary:
         'One approval request: what it binds (request hash, tool version, descriptor digest), its input and decisions',
-      roles: ['reviewer', 'operator', 'admin', 'agent'],
       responses: { '200': 'the approval', '404': 'no such approval in your tenant' },
-      handler: async (principal, req) => ({
+      handler: async (principal, req, _reply, grant) => ({
         status: 200,
-        body: await s.approvals.get(principal.tenant, (req.params as { id: string }).id),
+        body: await s.approvals.get(
+          principal.tenant,
+          (req.params as { id: string }).id,
+          grant.owner,
+        ),
       }),
     },
     {
       method: 'POST',
       url: '/v1/approvals/:id/approve',
       tag: 'approvals',
-      summary: 'Approve (reviewers; never the requester, never an agent)',
-      roles: ['reviewer', 'agent', 'operator', 'admin', 'maintainer'],
+      summary: 'Approve (reviewers; never the requester of the call)',
       body,
       responses: {
         '200': 'the approval',
@@ -103,7 +108,6 @@ export function approvalRoutes(s: GatewayServices): Route[] {
       url: '/v1/approvals/:id/reject',
       tag: 'approvals',
       summary: 'Reject with a reason (reviewers)',
-      roles: ['reviewer', 'agent', 'operator', 'admin', 'maintainer'],
       body: {
         type: 'object',
         required: ['reason'],

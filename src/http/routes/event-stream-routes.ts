@@ -1,17 +1,21 @@
+import type { Directory } from '../../tenancy/index.js';
 import type { EventStreamHub } from '../event-stream-hub.js';
 import { intParam } from '../request-parsing.js';
 import type { Route } from '../route.js';
 
-/** `GET /v1/events/stream`: the tenant's events as server-sent events, resumable. */
-export function eventStreamRoutes(hub: EventStreamHub): Route[] {
+/**
+ * `GET /v1/events/stream`: the tenant's events as server-sent events, resumable. An agent's stream
+ * carries only the events of its own calls (the event's owner); every stream ends as soon as the
+ * token it was opened with stops working (revoked, rotated out, expired).
+ */
+export function eventStreamRoutes(hub: EventStreamHub, directory: Directory): Route[] {
   return [
     {
       method: 'GET',
       url: '/v1/events/stream',
       tag: 'events',
       summary:
-        'Server-sent events of what Gatehouse emits for your tenant, in order. Resume with the Last-Event-ID header (or ?after=N); without either the stream starts at what happens next (?after=0 replays everything). A client that falls too far behind is closed and resumes with Last-Event-ID; streams are capped per principal, per tenant and per gateway.',
-      roles: ['agent', 'reviewer', 'operator', 'maintainer', 'admin'],
+        'Server-sent events of what Gatehouse emits for your tenant, in order (agents: of their own calls only). Resume with the Last-Event-ID header (or ?after=N); without either the stream starts at what happens next (?after=0 replays everything). A client that falls too far behind is closed and resumes with Last-Event-ID; streams are capped per principal, per tenant and per gateway. The stream ends when the token it was opened with is revoked or expires.',
       query: { after: { type: 'integer', description: 'start after this event id' } },
       headers: {
         'Last-Event-ID': { description: 'the id of the last event received', required: false },
@@ -21,7 +25,7 @@ export function eventStreamRoutes(hub: EventStreamHub): Route[] {
         '429': 'your principal or tenant has as many streams open as it may',
         '503': 'the gateway has as many streams open as it serves',
       },
-      handler: async (principal, req, reply) => {
+      handler: async (principal, req, reply, grant) => {
         // HEAD (which Fastify derives from GET) says what GET would answer, without a stream
         // that would never end.
         if (req.method === 'HEAD')
@@ -34,7 +38,11 @@ export function eventStreamRoutes(hub: EventStreamHub): Route[] {
             : after !== undefined
               ? intParam(after, 'after')
               : undefined;
-        await hub.serve(principal, reply, start);
+        const token = grant.token;
+        await hub.serve(principal, reply, start, {
+          owner: grant.owner,
+          ...(token ? { watch: (stop) => directory.tokens.watch(token.id, stop) } : {}),
+        });
         return null;
       },
     },

@@ -22,7 +22,6 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       url: '/v1/invocations',
       tag: 'invocations',
       summary: 'Invoke a tool version through the governed pipeline',
-      roles: ['agent'],
       headers: {
         'Idempotency-Key': {
           description: 'Chosen by the caller; the same key and request is the same invocation.',
@@ -88,13 +87,12 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       url: '/v1/invocations',
       tag: 'invocations',
       summary: "List the tenant's invocations, newest first (agents see their own)",
-      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
       query: {
         status: { type: 'string', description: `one of ${statuses.join(', ')}` },
         limit: { type: 'integer', description: 'at most this many (default 50, max 500)' },
       },
       responses: { '200': '{invocations: [...]}' },
-      handler: async (principal, req) => {
+      handler: async (principal, req, _reply, grant) => {
         const q = req.query as Record<string, string | undefined>;
         if (q.status !== undefined && !statuses.includes(q.status)) {
           throw new GatehouseError(
@@ -103,7 +101,7 @@ export function invocationRoutes(s: GatewayServices): Route[] {
           );
         }
         const limit = Math.min(500, intParam(q.limit, 'limit', 50));
-        const invocations = await s.invocations.list(principal, {
+        const invocations = await s.invocations.list(principal.tenant, grant.owner, {
           limit,
           ...(q.status ? { status: q.status as Status } : {}),
         });
@@ -115,11 +113,14 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       url: '/v1/invocations/:id',
       tag: 'invocations',
       summary: 'Read an invocation record with its trace',
-      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
       responses: { '200': 'the invocation record', '404': 'no such invocation in your tenant' },
-      handler: async (principal, req) => ({
+      handler: async (principal, req, _reply, grant) => ({
         status: 200,
-        body: await s.invocations.get(principal, (req.params as { id: string }).id),
+        body: await s.invocations.get(
+          principal.tenant,
+          (req.params as { id: string }).id,
+          grant.owner,
+        ),
       }),
     },
     {
@@ -127,15 +128,18 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       url: '/v1/invocations/:id/receipt',
       tag: 'evidence',
       summary: 'The signed receipt (DSSE envelope of an in-toto Statement) of a decided invocation',
-      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
       responses: {
         '200': 'a DSSE envelope',
         '404': 'no such invocation',
         '409': 'not decided yet',
       },
-      handler: async (principal, req) => ({
+      handler: async (principal, req, _reply, grant) => ({
         status: 200,
-        body: await s.invocations.receipt(principal, (req.params as { id: string }).id),
+        body: await s.invocations.receipt(
+          principal.tenant,
+          (req.params as { id: string }).id,
+          grant.owner,
+        ),
       }),
     },
   ];

@@ -11,7 +11,6 @@ interface McpServerRouteServices {
   publish: (tenant: string, events: unknown[], actor: string) => Promise<unknown>;
 }
 
-const maintainers = ['admin', 'maintainer'] as const;
 const params = (req: { params: unknown }) => req.params as { id: string; tool?: string };
 
 /** The `AssetReleasePublished` event that publishes a bound tool's descriptor. */
@@ -40,7 +39,6 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
       url: '/v1/mcp-servers',
       tag: 'mcp',
       summary: "Your tenant's upstream MCP servers",
-      roles: [...maintainers, 'operator'],
       responses: { '200': '{servers: [...]}' },
       handler: async (principal) => ({
         status: 200,
@@ -52,7 +50,6 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
       url: '/v1/mcp-servers',
       tag: 'mcp',
       summary: 'Register an upstream MCP server (stdio command or Streamable HTTP URL)',
-      roles: maintainers,
       body: {
         type: 'object',
         required: ['name', 'transport'],
@@ -77,7 +74,6 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
       url: '/v1/mcp-servers/:id',
       tag: 'mcp',
       summary: 'One server: state, discovered tools (with digests), resources, prompts, bindings',
-      roles: [...maintainers, 'operator'],
       responses: { '200': '{server, discovery, bindings}', '404': 'no such server' },
       handler: async (principal, req) => ({
         status: 200,
@@ -93,7 +89,6 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
         activate: 'Make a verified server active (a publication-class action)',
         retire: 'Retire the server: final; its process is stopped',
       }[action],
-      roles: maintainers,
       responses: { '200': 'the server', '404': 'no such server', '409': 'not in a state for it' },
       handler: async (principal, req) => {
         const { id } = params(req);
@@ -117,7 +112,6 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
       url: '/v1/mcp-servers/:id/bindings',
       tag: 'mcp',
       summary: 'Bind a discovered tool to a descriptor with a declared class, and publish it',
-      roles: maintainers,
       body: {
         type: 'object',
         required: ['tool', 'class', 'descriptor'],
@@ -165,7 +159,6 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
       tag: 'mcp',
       summary:
         'Accept a changed tool as the upstream lists it now; a changed input schema needs a new version',
-      roles: maintainers,
       body: { type: 'object', properties: { version: { type: 'string' } } },
       responses: {
         '200': '{binding, inputSchemaChanged, descriptor, published}',

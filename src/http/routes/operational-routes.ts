@@ -15,7 +15,6 @@ export function operationalRoutes(
       url: '/healthz',
       tag: 'operations',
       summary: 'Liveness: the process answers',
-      roles: 'public',
       responses: { '200': '{status: "ok"}' },
       handler: () => ({ status: 200, body: { status: 'ok' } }),
     },
@@ -25,7 +24,6 @@ export function operationalRoutes(
       tag: 'operations',
       summary:
         'Readiness: serving, storage accepting writes, and whether sandboxed tools can run (and if not, why)',
-      roles: 'public',
       responses: {
         '200': '{status: "ready", storage: "ok", sandbox: "ok" or why sandboxed tools cannot run}',
         '503': '{status: "starting or stopping" or "storage failing", storage, sandbox}',
@@ -48,7 +46,6 @@ export function operationalRoutes(
       url: '/metrics',
       tag: 'operations',
       summary: 'Prometheus metrics: invocations by tool and status, stage latencies, MCP refusals',
-      roles: 'public',
       responseType: 'text/plain; version=0.0.4',
       responses: { '200': 'the Prometheus text format' },
       handler: async () => ({
@@ -62,7 +59,6 @@ export function operationalRoutes(
       url: '/openapi.json',
       tag: 'operations',
       summary: 'This document: every route the gateway serves',
-      roles: 'public',
       responses: { '200': 'the OpenAPI 3.1 document' },
       handler: () => ({ status: 200, body: openapi() }),
     },

@@ -45,7 +45,6 @@ export function policyRoutes(s: GatewayServices): Route[] {
       url: '/v1/policies/tenant',
       tag: 'policy',
       summary: "Your tenant's Cedar policy",
-      roles: ['admin', 'operator', 'reviewer', 'maintainer'],
       responses: { '200': '{text, version, updatedAt}' },
       handler: (principal) => read(principal.tenant),
     },
@@ -54,7 +53,6 @@ export function policyRoutes(s: GatewayServices): Route[] {
       url: '/v1/policies/tenant',
       tag: 'policy',
       summary: "Replace your tenant's Cedar policy (validated against the Cedar schema first)",
-      roles: ['admin'],
       body,
       responses: { '200': '{version, policyIds}', '422': 'the policy does not parse or validate' },
       handler: (principal, req) => replace(principal.tenant, undefined, req.body, principal.id),
@@ -64,7 +62,6 @@ export function policyRoutes(s: GatewayServices): Route[] {
       url: '/v1/policies/projects/:project',
       tag: 'policy',
       summary: "A project's Cedar policy",
-      roles: ['admin', 'operator', 'reviewer', 'maintainer'],
       responses: { '200': '{text, version, updatedAt}' },
       handler: (principal, req) =>
         read(principal.tenant, (req.params as { project: string }).project),
@@ -74,7 +71,6 @@ export function policyRoutes(s: GatewayServices): Route[] {
       url: '/v1/policies/projects/:project',
       tag: 'policy',
       summary: "Replace a project's Cedar policy",
-      roles: ['admin'],
       body,
       responses: { '200': '{version, policyIds}', '422': 'the policy does not parse or validate' },
       handler: (principal, req) =>

@@ -5,22 +5,39 @@ import type { Role } from '../../tenancy/index.js';
 import { objectBody, optionalString, stringField } from '../request-parsing.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
+import { TOKEN_EXPIRY_PROPERTIES, tokenExpiryFields } from './token-fields.js';
 
-/** Platform admins create principals of their tenant; the token is shown once. */
+/** Platform admins list and create principals of their tenant; the first token is shown once. */
 export function principalRoutes(s: GatewayServices): Route[] {
   return [
+    {
+      method: 'GET',
+      url: '/v1/principals',
+      tag: 'tenancy',
+      summary: "Your tenant's principals: id, name, roles, project and agent release",
+      responses: { '200': '{principals: [{id, name, roles, project, agent, createdAt}]}' },
+      handler: (principal) => ({
+        status: 200,
+        body: { principals: s.directory.principalsOf(principal.tenant) },
+      }),
+    },
     {
       method: 'POST',
       url: '/v1/principals',
       tag: 'tenancy',
-      summary: 'Create a principal of your tenant and return its bearer token (shown once)',
-      roles: ['admin'],
+      summary:
+        'Create a principal of your tenant with its first bearer token (the secret is shown once); the token expires after ttl, at expiresAt, or after the default lifetime',
       body: {
         type: 'object',
         required: ['name', 'roles'],
         properties: {
           name: { type: 'string' },
-          roles: { type: 'array', items: { enum: [...ROLES] } },
+          roles: {
+            type: 'array',
+            items: { enum: [...ROLES] },
+            description: 'agent alone, or any of the others',
+          },
+          ...TOKEN_EXPIRY_PROPERTIES,
           project: { type: 'string', description: 'for agents' },
           agent: {
             type: 'string',
@@ -29,7 +46,7 @@ export function principalRoutes(s: GatewayServices): Route[] {
         },
       },
       responses: {
-        '201': '{principal, token}',
+        '201': '{principal, token (the secret), tokenInfo}',
         '400': 'invalid body',
         '404': 'unknown project or agent release',
       },
@@ -89,6 +106,7 @@ export function principalRoutes(s: GatewayServices): Route[] {
             ...(agent ? { agent } : {}),
           },
           principal.id,
+          tokenExpiryFields(body),
         );
         return { status: 201, body: created };
       },

@@ -11,7 +11,6 @@ export function registryRoutes(s: GatewayServices): Route[] {
       tag: 'registry',
       summary:
         'Apply release events (one event or an array), once per event id, in order per asset',
-      roles: ['admin', 'maintainer'],
       body: { oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] },
       responses: {
         '200': '{results: [{id, type, result, message}]}',
@@ -38,16 +37,14 @@ export function registryRoutes(s: GatewayServices): Route[] {
       url: '/v1/tools',
       tag: 'registry',
       summary: "Descriptors and their states (agents see their release closure's)",
-      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
       responses: { '200': '{tools: [{id, version, kind, class, state, digest, descriptor}]}' },
-      handler: (principal) => {
+      handler: (principal, _req, _reply, grant) => {
         let all = s.registry.list(principal.tenant);
-        if (principal.roles.every((r) => r === 'agent') && principal.agent) {
-          const release = s.registry.agentRelease(
-            principal.tenant,
-            principal.agent.id,
-            principal.agent.version,
-          );
+        // An agent owns the tools of its release closure.
+        if (grant.owner !== null) {
+          const release = principal.agent
+            ? s.registry.agentRelease(principal.tenant, principal.agent.id, principal.agent.version)
+            : undefined;
           const pinned = new Set(
             (release?.release.closure ?? []).map((t) => `${t.id}@${t.version}`),
           );
@@ -72,14 +69,14 @@ export function registryRoutes(s: GatewayServices): Route[] {
       url: '/v1/agent-releases',
       tag: 'registry',
       summary: "Agent releases: each version's closure and maxClass (agents see their own)",
-      roles: ['agent', 'operator', 'reviewer', 'admin', 'maintainer'],
       query: { agent: { type: 'string', description: 'only the versions of this agent id' } },
       responses: {
         '200': '{releases: [{agentId, version, closure, policy, digest, publishedAt}]}',
       },
-      handler: (principal, req) => {
+      handler: (principal, req, _reply, grant) => {
         const only = (req.query as { agent?: string }).agent;
-        const agentOnly = principal.roles.every((r) => r === 'agent');
+        // An agent owns its own release.
+        const agentOnly = grant.owner !== null;
         const releases = s.registry
           .agentReleases(principal.tenant)
           .filter((r) => only === undefined || r.release.agentId === only)

@@ -23,7 +23,6 @@ export function secretRoutes(s: { secrets: SecretService }): Route[] {
       url: '/v1/secrets',
       tag: 'secrets',
       summary: "Your tenant's secrets: name, version, scopes, createdAt (never a value)",
-      roles: ['admin'],
       responses: { '200': '{secrets: [{name, version, scopes, createdAt}]}' },
       handler: async (principal) => ({
         status: 200,
@@ -35,7 +34,6 @@ export function secretRoutes(s: { secrets: SecretService }): Route[] {
       url: '/v1/secrets/:name',
       tag: 'secrets',
       summary: 'Store a new version of a secret with its scopes (sealed with AES-256-GCM at once)',
-      roles: ['admin'],
       body: {
         type: 'object',
         required: ['value', 'scopes'],
@@ -75,7 +73,6 @@ export function secretRoutes(s: { secrets: SecretService }): Route[] {
       url: '/v1/secrets/:name/rotate',
       tag: 'secrets',
       summary: 'Store a new value of an existing secret, keeping its scopes',
-      roles: ['admin'],
       body: {
         type: 'object',
         required: ['value'],
@@ -101,7 +98,6 @@ export function secretRoutes(s: { secrets: SecretService }): Route[] {
       url: '/v1/secrets/:name',
       tag: 'secrets',
       summary: 'Delete every version of a secret; calls that need it then fail closed',
-      roles: ['admin'],
       responses: { '204': 'deleted', '404': 'no such secret' },
       handler: async (principal, req) => {
         await s.secrets.delete(principal.tenant, nameOf(req.params), principal.id);

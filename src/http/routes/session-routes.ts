@@ -43,7 +43,6 @@ export function sessionRoutes(s: GatewayServices): Route[] {
       tag: 'sessions',
       summary:
         'Sign in to the Studio: the bearer token of a reviewer, operator, maintainer or admin (never an agent) is exchanged for an HttpOnly, SameSite=Strict session cookie',
-      roles: 'public',
       headers: {
         Authorization: { description: 'Bearer <token> of the person signing in', required: true },
       },
@@ -53,7 +52,9 @@ export function sessionRoutes(s: GatewayServices): Route[] {
         '403': 'an agent token',
       },
       handler: (_principal, req, reply) => {
-        const opened = s.sessions.open(bearerPrincipal(s.directory, req.headers.authorization));
+        const opened = s.sessions.open(
+          bearerPrincipal(s.directory, req.headers.authorization).principal,
+        );
         const seconds = Math.floor(s.sessions.ttlMs / 1000);
         void reply.setCookie(SESSION_COOKIE, opened.secret, cookieOptions(req, seconds));
         void reply.header('cache-control', 'no-store');
@@ -65,7 +66,6 @@ export function sessionRoutes(s: GatewayServices): Route[] {
       url: '/v1/sessions/current',
       tag: 'sessions',
       summary: 'The Studio session of this cookie: who is signed in, until when, its CSRF token',
-      roles: 'public',
       responses: { '200': '{principal, expiresAt, csrfToken}', '401': 'not signed in' },
       handler: (_principal, req, reply) => {
         const found = sessionOf(s, req);
@@ -85,7 +85,6 @@ export function sessionRoutes(s: GatewayServices): Route[] {
       url: '/v1/sessions/current',
       tag: 'sessions',
       summary: 'Sign out: the session is revoked and its cookie cleared (send X-CSRF-Token)',
-      roles: 'public',
       headers: {
         'X-CSRF-Token': { description: 'the session’s CSRF token', required: true },
       },

@@ -58,7 +58,6 @@ export function studioRoutes(files: StudioFiles | null): Route[] {
   const common = {
     method: 'GET' as const,
     tag: 'studio',
-    roles: 'public' as const,
     responseType: 'text/html',
     responses: { '200': 'the Studio', '503': 'the Studio is not built (run npm run build)' },
   };

@@ -11,11 +11,10 @@ export function uncertainRoutes(s: GatewayServices): Route[] {
       url: '/v1/uncertain',
       tag: 'uncertain',
       summary: 'Invocations whose effect is Uncertain and not yet resolved',
-      roles: ['operator'],
       responses: { '200': '{invocations: [...]}' },
       handler: async (principal) => ({
         status: 200,
-        body: { invocations: await s.uncertain.list(principal) },
+        body: { invocations: await s.uncertain.list(principal.tenant) },
       }),
     },
     {
@@ -23,7 +22,6 @@ export function uncertainRoutes(s: GatewayServices): Route[] {
       url: '/v1/invocations/:id/resolve',
       tag: 'uncertain',
       summary: 'Confirm or deny an Uncertain effect, with evidence (operators)',
-      roles: ['operator'],
       body: {
         type: 'object',
         required: ['effect', 'evidence'],
