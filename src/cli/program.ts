@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
+import { accessCommands } from './commands/access-commands.js';
 import { approvalCommands } from './commands/approval-commands.js';
 import { clientCommands } from './commands/client-commands.js';
 import { evidenceCommands } from './commands/evidence-commands.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   invokeCommand(program);
   releaseCommands(program);
   clientCommands(program);
+  accessCommands(program);
   approvalCommands(program);
   secretCommands(program);
   mcpCommands(program);

@@ -3,7 +3,7 @@ import { GatehouseClient } from '../client.js';
 import { readInput, readJson } from '../input.js';
 import { print, withJson } from '../output.js';
 
-/** `events publish`, `principals add`, `invocations get|list`, `policy get|set`. */
+/** `events publish`, `invocations get|list`, `policy get|set`. */
 export function clientCommands(program: Command): void {
   const client = () => new GatehouseClient();
 
@@ -21,26 +21,6 @@ export function clientCommands(program: Command): void {
     ).results)
       print(`${r.id}  ${r.type}  ${r.result}: ${r.message}`);
   });
-
-  program
-    .command('principals')
-    .description('principals of your tenant')
-    .command('add <name>')
-    .description(
-      'create a principal and print it with its bearer token as JSON (shown once; admins)',
-    )
-    .requiredOption('--role <role...>', 'agent, reviewer, operator, maintainer or admin')
-    .option('--project <project>', 'for agents: the project')
-    .option('--agent <release>', 'for agents: agentId@version of a published agent release')
-    .action(async (name: string, opts: { role: string[]; project?: string; agent?: string }) => {
-      const body = {
-        name,
-        roles: opts.role,
-        ...(opts.project ? { project: opts.project } : {}),
-        ...(opts.agent ? { agent: opts.agent } : {}),
-      };
-      print((await client().request('POST', '/v1/principals', body)).body);
-    });
 
   const invocations = program.command('invocations').description('invocation records');
   invocations
