@@ -253,7 +253,8 @@ export class AccessTokens {
       hash: sha256Hex(secret),
       createdAt: isoTime(now),
       createdBy: actor,
-      expiresAt: owner === null ? tokenExpiry(now, given, this.options.defaultTtlMs) : old.expiresAt,
+      expiresAt:
+        owner === null ? tokenExpiry(now, given, this.options.defaultTtlMs) : old.expiresAt,
       lastUsedAt: null,
     };
     const retired: StoredToken = {
