@@ -107,9 +107,10 @@ describe('gatehouse principals and tokens', () => {
     await ok(rotated.secret, 'tokens', 'list');
 
     // Someone else's token is not there for it; the admin's is.
-    const adminTokenId = JSON.parse(await ok(admin, 'tokens', 'list', '--json')).tokens.find(
-      (t: { principal: { name: string } }) => t.principal.name !== 'ci-bot',
-    ).id as string;
+    const all = JSON.parse(await ok(admin, 'tokens', 'list', '--json')) as {
+      tokens: { id: string; principal: { name: string } }[];
+    };
+    const adminTokenId = all.tokens.find((t) => t.principal.name !== 'ci-bot')!.id;
     const foreign = await as(rotated.secret, 'tokens', 'revoke', adminTokenId);
     expect(foreign.code, show(foreign)).toBe(3);
     expect(foreign.stderr).toContain('404 NOT_FOUND');
