@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,13 +12,30 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
- * Makes sure `dist/` holds the built CLI; the test command builds first, so this only compiles
- * when a test file is run on its own in a fresh checkout.
+ * Makes sure `dist/` holds the CLI built from the current sources: it compiles when
+ * `dist/cli/main.js` is missing or older than any file under `src/` (an mtime check, so a stale
+ * build never runs silently). The test command builds first, so this only compiles when a test
+ * file is run on its own after a change.
  */
 export function ensureBuilt(): void {
-  if (existsSync(CLI)) return;
-  spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-  if (!existsSync(CLI)) throw new Error(`building did not produce ${CLI}`);
+  if (existsSync(CLI) && newestSource() <= statSync(CLI).mtimeMs) return;
+  const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+  if (!existsSync(CLI) || newestSource() > statSync(CLI).mtimeMs)
+    throw new Error(`building did not refresh ${CLI} (tsc exited ${String(built.status)})`);
+}
+
+/** The latest modification time (ms) of any file under `dir` (default `src/`). */
+function newestSource(dir = join(ROOT, 'src')): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.isFile()) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
 }
 
 /** What a finished CLI run printed and how it exited. */
