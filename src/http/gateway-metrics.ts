@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ExecutionCapacity } from '../capacity/index.js';
 import type { InvocationStatus, PipelineMetrics, StageName } from '../invocation/index.js';
-import type { StreamDropReason, StreamMetrics } from './event-stream-hub.js';
+import type { StreamDropReason, StreamMetrics } from './event-stream-limits.js';
 
 /** What a pool of execution capacity holds now, as `ExecutionCapacity.usage()` tells it. */
 export type PoolUsage = ReturnType<ExecutionCapacity['usage']>[number];
