@@ -21,7 +21,13 @@ beforeAll(async () => {
       attemptTtlMs: ATTEMPT_TTL_MS,
       reapIntervalMs: 3_600_000,
       idleAttemptsPerAgent: 2,
-      pool: { leases: 8, cpus: 8, memoryBytes: 8 * 1024 ** 3 },
+      // Idle attempt leases count toward the agent's quota: room for the attempts the tests keep.
+      pool: {
+        leases: 8,
+        cpus: 8,
+        memoryBytes: 8 * 1024 ** 3,
+        quotas: { tenantLeases: 8, agentLeases: 4 },
+      },
     },
   });
   repo = g.gateway.config.sandbox.repositories.demo!;
