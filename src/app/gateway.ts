@@ -308,7 +308,11 @@ export class Gateway {
         services: {
           registry,
           directory,
-          sessions: new SessionBook({ clock, ttlMs: config.sessionTtlMs }),
+          sessions: new SessionBook({
+            clock,
+            ttlMs: config.sessionTtlMs,
+            watchToken: (id, listener) => directory.tokens.watch(id, listener),
+          }),
           invocations,
           approvals,
           uncertain,

@@ -4,7 +4,7 @@ export { Directory } from './directory.js';
 export type { DirectoryOptions, FirstToken, NewPrincipal } from './directory.js';
 export type { TenancyStore, Tenant, StoredPrincipal } from './tenancy-store.js';
 export { SessionBook } from './session-book.js';
-export type { Session, OpenedSession, SessionBookOptions } from './session-book.js';
+export type { Session, OpenedSession, SessionBookOptions, SessionToken } from './session-book.js';
 export { TokenStatus, tokenEnd, tokenStatus } from './access-token.js';
 export type { StoredToken, TokenInfo } from './access-token.js';
 export { AccessTokens } from './access-tokens.js';

@@ -230,6 +230,49 @@ describe('bearer tokens over HTTP', () => {
     expect(again.body.revokedAt).toBe(revoked.body.revokedAt);
   });
 
+  it('a Studio session ends with the token it was signed in with: never later than its expiry, at once on its revocation', async () => {
+    const reviewerId = g.gateway.directory.authenticate(g.tokens.reviewer)!.id;
+    const made = await http<NewToken>(g, 'POST', '/v1/tokens', g.tokens.admin, {
+      principal: reviewerId,
+      ttl: '1h',
+      label: 'studio',
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const signIn = await fetch(`${g.url!}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${made.body.secret}` },
+    });
+    expect(signIn.status).toBe(201);
+    // The session (8 h by default) ends with the token, an hour from now: so does the cookie.
+    const opened = (await signIn.json()) as { expiresAt: string };
+    expect(opened.expiresAt).toBe(made.body.token.expiresAt);
+    const setCookie = signIn.headers.get('set-cookie')!;
+    const maxAge = Number(/Max-Age=(\d+)/i.exec(setCookie)?.[1]);
+    expect(maxAge).toBeGreaterThan(3500);
+    expect(maxAge).toBeLessThanOrEqual(3600);
+    const cookie = setCookie.split(';')[0]!;
+    const current = () =>
+      fetch(`${g.url!}/v1/sessions/current`, { headers: { cookie } }).then((r) => r.status);
+    expect(await current()).toBe(200);
+    expect((await http(g, 'GET', '/v1/invocations', undefined, undefined, { cookie })).status).toBe(
+      200,
+    );
+
+    const revoked = await http(
+      g,
+      'POST',
+      `/v1/tokens/${made.body.token.id}/revoke`,
+      g.tokens.admin,
+    );
+    expect(revoked.status).toBe(200);
+    expect(await current()).toBe(401);
+    expect((await http(g, 'GET', '/v1/invocations', undefined, undefined, { cookie })).status).toBe(
+      401,
+    );
+    // The reviewer's other token and a session of it are untouched.
+    expect((await http(g, 'GET', '/v1/invocations', g.tokens.reviewer)).status).toBe(200);
+  });
+
   it('rotation: a new id and secret; the old one stops at once, or after the overlap asked for', async () => {
     const first = await agentToken({ label: 'rotating', ttl: '2d' });
     const rotated = await http<NewToken>(

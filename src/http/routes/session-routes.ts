@@ -52,11 +52,13 @@ export function sessionRoutes(s: GatewayServices): Route[] {
         '403': 'an agent token',
       },
       handler: (_principal, req, reply) => {
-        const opened = s.sessions.open(
-          bearerPrincipal(s.directory, req.headers.authorization).principal,
+        const proved = bearerPrincipal(s.directory, req.headers.authorization);
+        const opened = s.sessions.open(proved.principal, proved.token);
+        void reply.setCookie(
+          SESSION_COOKIE,
+          opened.secret,
+          cookieOptions(req, opened.maxAgeSeconds),
         );
-        const seconds = Math.floor(s.sessions.ttlMs / 1000);
-        void reply.setCookie(SESSION_COOKIE, opened.secret, cookieOptions(req, seconds));
         void reply.header('cache-control', 'no-store');
         return { status: 201, body: sessionBody(opened) };
       },
