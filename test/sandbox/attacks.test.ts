@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { join } from 'node:path';
@@ -314,6 +314,31 @@ describe.skipIf(
       }
       expect(bytes).toBe(100_000_000);
       expect(peak).toBeLessThan(50 * 2 ** 20);
+    });
+
+    it("reveals neither the workspace's host path nor the gateway's directory in /proc", async () => {
+      // As the gateway makes it: a tmpfs at <root>/<lease id>, so the bind's source is its root.
+      const root = await f.privateDir();
+      await chmod(root, 0o711);
+      const leaseId = `lease-${process.pid}-hidden`;
+      const workspace = join(root, leaseId);
+      await mkdir(workspace);
+      const opts = `size=1m,mode=0700,uid=${SANDBOX_USER.uid},gid=${SANDBOX_USER.gid}`;
+      expect(
+        spawnSync('mount', ['-t', 'tmpfs', '-o', opts, 'gatehouse-workspace', workspace]).status,
+      ).toBe(0);
+      try {
+        const { stdout } = await sh(
+          f,
+          'cat /proc/self/mountinfo; for p in /proc/[0-9]*; do echo "$p"; tr "\\0" "\\n" <"$p/environ"; readlink "$p/cwd"; done',
+          { workspace },
+        );
+        expect(stdout).toContain('/proc/1\n');
+        expect(stdout).toMatch(/ \/ \/workspace /);
+        for (const secret of [leaseId, root, process.cwd()]) expect(stdout).not.toContain(secret);
+      } finally {
+        spawnSync('umount', ['--lazy', workspace]);
+      }
     });
 
     it("shows the gateway's environment to no sandbox", async () => {

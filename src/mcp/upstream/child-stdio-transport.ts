@@ -54,6 +54,8 @@ export class ChildStdioTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawn(this.options.file, this.options.args, {
         env: this.options.env,
+        // Never the gateway's directory: a sandbox reads its bubblewrap's in /proc/1/cwd.
+        cwd: '/',
         stdio: [
           'pipe',
           'pipe',

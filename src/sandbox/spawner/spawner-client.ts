@@ -93,6 +93,7 @@ export class SpawnerClient {
     const script = await spawnerScript(this.stateDir);
     const child = fork(script, [], {
       env: { PATH: '/usr/bin:/bin' },
+      cwd: '/',
       execArgv: [],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

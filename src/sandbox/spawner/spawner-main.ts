@@ -54,6 +54,8 @@ function prepare(req: PrepareRequest): void {
     child = spawn(req.file, req.args, {
       stdio,
       env: {},
+      // bubblewrap, pid 1 of the sandbox, keeps this working directory: the sandbox reads it in /proc/1.
+      cwd: '/',
       ...(req.uid === null ? {} : { uid: req.uid }),
       ...(req.gid === null ? {} : { gid: req.gid }),
     });
