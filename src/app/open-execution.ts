@@ -72,6 +72,7 @@ export async function openExecution(options: {
   // The sandbox user runs bubblewrap and must pass through this root to its workspace and socket.
   await mkdir(sc.root, { recursive: true, mode: 0o711 });
   await chmod(sc.root, 0o711);
+  if (sc.sharedDir !== undefined) await chmod(sc.sharedDir, 0o711);
   const sandbox = await BwrapSandbox.start({ stateDir: join(config.dataDir, 'sandbox') });
   const problem = await sandbox.check();
   if (problem !== null) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { PoolConfig } from '../capacity/index.js';
 import { EgressAllowList } from '../egress/index.js';
@@ -12,10 +12,14 @@ export interface SandboxConfig {
   /**
    * Where workspaces, egress sockets and the demo repository live. The sandbox user runs
    * bubblewrap and must reach them, so this is not inside the (private) data directory; each
-   * path in it must be traversable by that user. Default: a directory under the system temp dir
-   * named after the data directory.
+   * path in it must be traversable by that user. It is this gateway's alone: everything it reaps
+   * (workspaces at start and on each pass) lies in it: `<instance id>` (see {@link instanceId})
+   * under GATEHOUSE_SANDBOX_DIR, which gateways with other data directories may share, else
+   * `gatehouse-<instance id>` under the system temp dir.
    */
   root: string;
+  /** GATEHOUSE_SANDBOX_DIR, the directory `root` is in when one was given; it is made 0711. */
+  sharedDir?: string;
   pool: PoolConfig;
   /**
    * The pool stdio MCP servers' leases come from (one per connection, held while it lives), apart
@@ -49,6 +53,16 @@ export const MCP_POOL: PoolConfig = {
   leases: 16,
 };
 
+/**
+ * A gateway's instance id: the first 12 hex digits of the SHA-256 of its data directory's absolute
+ * path. It names the gateway's own directory in a sandbox directory, so gateways with different
+ * data directories never share (or reap) each other's workspaces, and a restarted one finds its
+ * own. Short: egress socket paths in it must stay under 108 bytes.
+ */
+export function instanceId(dataDir: string): string {
+  return createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 12);
+}
+
 /** The sandbox configuration from `GATEHOUSE_*` variables and defaults. */
 export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): SandboxConfig {
   const pool = keyValues(env.GATEHOUSE_POOL, 'GATEHOUSE_POOL');
@@ -62,11 +76,10 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): Sand
   return {
     enabled: env.GATEHOUSE_SANDBOX !== 'off',
     root:
-      env.GATEHOUSE_SANDBOX_DIR ??
-      join(
-        tmpdir(),
-        `gatehouse-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`,
-      ),
+      env.GATEHOUSE_SANDBOX_DIR === undefined
+        ? join(tmpdir(), `gatehouse-${instanceId(dataDir)}`)
+        : join(env.GATEHOUSE_SANDBOX_DIR, instanceId(dataDir)),
+    ...(env.GATEHOUSE_SANDBOX_DIR === undefined ? {} : { sharedDir: env.GATEHOUSE_SANDBOX_DIR }),
     pool: {
       name: 'default',
       cpus: num(pool.cpus, 'GATEHOUSE_POOL cpus') ?? 2,
