@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ExecutionCapacity, LeaseResources } from '../capacity/index.js';
+import type { ExecutionCapacity, Lease, LeaseRequest, LeaseResources } from '../capacity/index.js';
 import type { LaunchedStdio, StdioLauncher } from '../mcp/index.js';
 import type { BwrapSandbox, ConfinedCommand, Workspaces } from '../sandbox/index.js';
 
@@ -20,6 +20,11 @@ const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', 
  */
 export class McpSandbox {
   private readonly held = new Set<string>();
+  /**
+   * Connections being granted a lease, per tenant and holder: a granted lease counts (and the
+   * reaper sees it) a turn of the event loop before it is stored and handed to its connection.
+   */
+  private readonly granting = new Map<string, number>();
 
   constructor(
     private readonly options: {
@@ -32,9 +37,12 @@ export class McpSandbox {
     },
   ) {}
 
-  /** True while a connection holds the lease (the reaper leaves it alone). */
-  holds(leaseId: string): boolean {
-    return this.held.has(leaseId);
+  /**
+   * True while a connection holds the lease, or a connection of its server is being granted one
+   * (it may be this one): the reaper leaves it alone.
+   */
+  holds(lease: Lease): boolean {
+    return this.held.has(lease.id) || this.granting.has(grantKey(lease));
   }
 
   /** A launcher for one server's connections. */
@@ -42,23 +50,19 @@ export class McpSandbox {
     return async (transport, env) => {
       const argv = [transport.command, ...transport.args];
       const readOnlyMounts = mountsFor(argv);
-      const lease = await this.options.capacity.acquire(
-        {
-          tenant: server.tenant,
-          pool: this.options.pool,
-          holder: `mcp/${server.id}`,
-          agent: null,
-          resources: this.options.resources,
-          timeoutMs: LEASE_TTL_MS,
-          readOnlyMounts,
-          egressAllow: [],
-          credentials: [],
-          worktree: null,
-          ttlMs: LEASE_TTL_MS,
-        },
-        { budgetMs: this.options.queueBudgetMs, signal: new AbortController().signal },
-      );
-      this.held.add(lease.id);
+      const lease = await this.grant({
+        tenant: server.tenant,
+        pool: this.options.pool,
+        holder: `mcp/${server.id}`,
+        agent: null,
+        resources: this.options.resources,
+        timeoutMs: LEASE_TTL_MS,
+        readOnlyMounts,
+        egressAllow: [],
+        credentials: [],
+        worktree: null,
+        ttlMs: LEASE_TTL_MS,
+      });
       let fd: number | null = null;
       const closeFd = (): void => {
         if (fd !== null) closeSync(fd);
@@ -112,6 +116,32 @@ export class McpSandbox {
       }
     };
   }
+
+  /**
+   * A lease for a connection, held from the moment it is granted: it counts as being granted from
+   * before it exists until it is held, with no turn of the event loop between.
+   */
+  private async grant(request: LeaseRequest): Promise<Lease> {
+    const key = grantKey(request);
+    this.granting.set(key, (this.granting.get(key) ?? 0) + 1);
+    try {
+      const lease = await this.options.capacity.acquire(request, {
+        budgetMs: this.options.queueBudgetMs,
+        signal: new AbortController().signal,
+      });
+      this.held.add(lease.id);
+      return lease;
+    } finally {
+      const left = this.granting.get(key)! - 1;
+      if (left === 0) this.granting.delete(key);
+      else this.granting.set(key, left);
+    }
+  }
+}
+
+/** What {@link McpSandbox} counts connections being granted a lease by. */
+function grantKey(lease: Pick<Lease, 'tenant' | 'holder'>): string {
+  return `${lease.tenant}\u0000${lease.holder}`;
 }
 
 /**

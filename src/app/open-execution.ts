@@ -123,7 +123,7 @@ export async function openExecution(options: {
   const reaper = new Reaper({
     capacity,
     clock,
-    inUse: (lease) => leases.holds(lease.id) || mcpSandbox.holds(lease.id),
+    inUse: (lease) => leases.holds(lease.id) || mcpSandbox.holds(lease),
     holderDone: async (lease) => {
       // An upstream's lease not held by a live connection (a crash left it) is done.
       if (lease.holder.startsWith('mcp/')) return true;
