@@ -62,8 +62,10 @@ export class Reaper {
       });
     }
     if (this.options.onPass) await this.attempt('the pass hook', this.options.onPass);
-    const live = new Set(this.options.capacity.activeLeases().map((l) => l.id));
     const onDisk = (await this.attempt('the workspace list', this.options.workspaces)) ?? [];
+    // Read after the list: a lease is granted before its workspace is made, so a workspace listed
+    // for a lease granted while the list was read is that lease's, not an orphan.
+    const live = new Set(this.options.capacity.activeLeases().map((l) => l.id));
     for (const id of onDisk) {
       // One workspace that cannot be removed never keeps the others on disk.
       if (!live.has(id))

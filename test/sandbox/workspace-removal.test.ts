@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutionCapacity, Reaper } from '../../src/capacity/index.js';
+import { ManualClock, SequentialIds } from '../../src/core/index.js';
 import { Workspaces } from '../../src/sandbox/index.js';
 import { MemoryLeaseStore } from '../helpers/memory-lease-store.js';
 
@@ -67,5 +68,50 @@ describe('workspace removal', () => {
     await expect(reaper.runOnce()).resolves.toEqual([]);
     expect(failures).toEqual(['workspace a-lease']);
     expect((await ws.existing()).sort()).toEqual(['a-lease']);
+  });
+
+  it('keeps the workspace of a lease granted while a pass reads the workspace list', async () => {
+    root = mkdtempSync(join(tmpdir(), 'gatehouse-ws-'));
+    const ws = new Workspaces({ root, repositories: {} });
+    const clock = new ManualClock();
+    const capacity = await ExecutionCapacity.open({
+      store: new MemoryLeaseStore(),
+      clock,
+      ids: new SequentialIds('lease'),
+      pools: [{ name: 'p', cpus: 1, memoryBytes: 2 ** 20, gpus: 0, leases: 1 }],
+    });
+    const reaper = new Reaper({
+      capacity,
+      clock,
+      holderDone: () => Promise.resolve(false),
+      inUse: () => false,
+      workspaces: async () => {
+        // A call is granted its lease and makes its workspace while the list is read.
+        const lease = await capacity.acquire(
+          {
+            tenant: 't1',
+            agent: 'a1',
+            pool: 'p',
+            holder: 'invocation/i1',
+            resources: { cpus: 1, memoryBytes: 2 ** 20, gpus: 0, pids: 16 },
+            timeoutMs: 1_000,
+            readOnlyMounts: [],
+            egressAllow: [],
+            credentials: [],
+            worktree: null,
+            ttlMs: 60_000,
+          },
+          { budgetMs: 0, signal: new AbortController().signal },
+        );
+        mkdirSync(ws.pathFor(lease.id));
+        return ws.existing();
+      },
+      removeWorkspace: (id) => ws.remove(id, 'plain'),
+      onError: (what, err) => {
+        throw new Error(`the reaper failed on ${what}`, { cause: err });
+      },
+    });
+    await reaper.runOnce();
+    expect(await ws.existing()).toEqual(['lease-00000001']);
   });
 });
