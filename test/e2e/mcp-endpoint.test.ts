@@ -140,14 +140,14 @@ describe('POST /mcp with the official SDK client', () => {
     expect(record.body.requestHash).toBe(m['gatehouse/requestHash']);
     await verifiedReceipt(g, id, g.tokens.agent);
 
-    // The derived idempotency key is stable: the same call is the same invocation.
+    // A later identical call is a new request: it runs again (test/e2e/mcp-endpoint-retries).
     const again = await client.callTool({
       name: 'demo_echo__1_0_0',
       arguments: { message: 'hello over MCP' },
     });
-    expect(meta(again)['gatehouse/invocationId']).toBe(id);
-    expect(meta(again)['gatehouse/idempotencyKey']).toBe(m['gatehouse/idempotencyKey']);
-    expect(g.executions('demo.echo')).toBe(1);
+    expect(meta(again)['gatehouse/invocationId']).not.toBe(id);
+    expect(meta(again)['gatehouse/idempotencyKey']).not.toBe(m['gatehouse/idempotencyKey']);
+    expect(g.executions('demo.echo')).toBe(2);
 
     // A caller's own key is used as given.
     const own = await client.callTool({

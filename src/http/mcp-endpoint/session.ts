@@ -1,8 +1,9 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { ErrorCode, GatehouseError, requestHash, sha256Hex } from '../../core/index.js';
+import { ErrorCode, GatehouseError, requestHash } from '../../core/index.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../tenancy/index.js';
+import { derivedKey } from './call-key.js';
 import { McpToolNames } from './names.js';
 import { toProtocolError } from './errors.js';
 import { RefusalType, boundedText, recordRefusal, sessionDigest } from './refusals.js';
@@ -41,7 +42,7 @@ export function createSessionServer(options: SessionServerOptions): Server {
         ...(s.mcp ? { resources: {}, prompts: {} } : {}),
       },
       instructions:
-        'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else one is derived from the session and request); after an approval, repeat the call with _meta "gatehouse/approvalId".',
+        'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else only a retry of the same JSON-RPC request, same session and id, is answered from its record; any other call runs anew); after an approval, repeat the call with _meta "gatehouse/approvalId".',
     },
   );
   const closure = () =>
@@ -78,7 +79,7 @@ export function createSessionServer(options: SessionServerOptions): Server {
     }
   });
 
-  server.setRequestHandler('tools/call', async (request) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name, arguments: args, _meta } = request.params;
     const ref = namesOf().refOf(name);
     if (!ref) {
@@ -101,17 +102,23 @@ export function createSessionServer(options: SessionServerOptions): Server {
     try {
       const environment = environmentOf(s, p, meta[MetaKey.environment]);
       const input = args ?? {};
+      const approvalId = meta[MetaKey.approvalId];
+      if (approvalId !== undefined && typeof approvalId !== 'string')
+        throw invalid(`_meta "${MetaKey.approvalId}" must be a string (the approval's id).`);
       let key = meta[MetaKey.idempotencyKey];
       if (key === undefined) {
-        const hash = requestHash({
-          tenant: p.tenant,
-          project: p.project!,
-          environment,
-          agent: p.agent!,
-          tool: ref,
-          input,
+        key = await derivedKey(s, p, approvalId, {
+          sessionId: ctx.sessionId ?? options.sessionId(),
+          requestId: ctx.mcpReq.id,
+          hash: requestHash({
+            tenant: p.tenant,
+            project: p.project!,
+            environment,
+            agent: p.agent!,
+            tool: ref,
+            input,
+          }),
         });
-        key = `mcp-${sha256Hex(`${options.sessionId() ?? ''}\n${hash}`)}`;
         extra[MetaKey.idempotencyKeyDerived] = true;
       } else if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
         throw invalid(
@@ -119,9 +126,6 @@ export function createSessionServer(options: SessionServerOptions): Server {
         );
       }
       extra[MetaKey.idempotencyKey] = key;
-      const approvalId = meta[MetaKey.approvalId];
-      if (approvalId !== undefined && typeof approvalId !== 'string')
-        throw invalid(`_meta "${MetaKey.approvalId}" must be a string (the approval's id).`);
       const record = await s.invocations.invoke(p, {
         tool: ref,
         input,
