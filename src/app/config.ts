@@ -10,6 +10,8 @@ import type { SandboxConfig } from './sandbox-config.js';
 import { LOG_LEVELS, isLogLevel } from './logger.js';
 import type { LogLevel } from './logger.js';
 import { envInteger } from './env-integer.js';
+import { loadReachConfig } from './reach-config.js';
+import type { ReachConfig, ReachFlags } from './reach-config.js';
 import { loadTracingConfig } from './tracing-config.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -46,6 +48,8 @@ export interface GatewayConfig {
   limits: ServerLimits;
   /** Caps and buffer bounds of `/v1/events/stream`. */
   streams: StreamLimits;
+  /** The public URL, the hosts and origins `/mcp` accepts, the trusted reverse proxies. */
+  reach: ReachConfig;
   /** The built Studio served at `/studio` (`npm run build` writes `dist/studio/`). */
   studioDir: string;
   /** How long a Studio sign-in lasts. */
@@ -57,9 +61,10 @@ export interface GatewayConfig {
 }
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
-export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams'>> & {
+export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams' | 'reach'>> & {
   limits?: Partial<ServerLimits>;
   streams?: Partial<StreamLimits>;
+  reach?: ReachFlags;
 };
 
 /** Where `npm run build` puts the Studio: `dist/studio/` at the repository's root. */
@@ -103,6 +108,7 @@ export function loadConfig(
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
     limits: loadServerLimits(flags.limits ?? {}, env),
     streams: loadStreamLimits(flags.streams ?? {}, env),
+    reach: loadReachConfig(flags.reach ?? {}, env),
     studioDir: resolve(flags.studioDir ?? env.GATEHOUSE_STUDIO_DIR ?? BUILT_STUDIO),
     sessionTtlMs:
       flags.sessionTtlMs ??

@@ -45,6 +45,7 @@ import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
 import type { Execution } from './open-execution.js';
 import { createLogger } from './logger.js';
+import { mcpReachOf } from './reach-config.js';
 import { openTracing } from './tracing.js';
 import type { Tracing } from './tracing.js';
 
@@ -301,7 +302,8 @@ export class Gateway {
         logger,
         logRequests: config.logRequests,
         tracer: tracing.tracer,
-        mcp: { allowedHosts: [config.host] },
+        mcp: { listenHosts: [config.host], ...mcpReachOf(config.reach) },
+        trustedProxies: config.reach.trustedProxies,
         limits: config.limits,
         streams: config.streams,
         studio: loadStudioFiles(config.studioDir),

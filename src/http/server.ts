@@ -57,6 +57,11 @@ export interface ServerOptions {
   requestIds?: () => string;
   /** The agents' MCP endpoint `/mcp`: allowed hosts and origins beyond the local ones. */
   mcp?: McpEndpointOptions;
+  /**
+   * The reverse proxies (addresses, CIDR ranges, `loopback`…) whose `X-Forwarded-For`, `-Host`
+   * and `-Proto` are believed; by default none, so a client cannot claim another host or scheme.
+   */
+  trustedProxies?: readonly string[];
   /** Timeouts, connection and JSON bounds (defaults: {@link DEFAULT_SERVER_LIMITS}). */
   limits?: Partial<ServerLimits>;
   /** Bounds of the event stream (defaults: {@link DEFAULT_STREAM_LIMITS}). */
@@ -87,6 +92,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     }),
     genReqId: o.requestIds ?? (() => randomUUID()),
     bodyLimit: o.bodyLimit ?? 1024 * 1024,
+    trustProxy: o.trustedProxies?.length ? [...o.trustedProxies] : false,
     return503OnClosing: true,
     forceCloseConnections: true,
     serverFactory: limitedServerFactory(limits, () => s.metrics.connectionDropped()),

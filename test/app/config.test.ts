@@ -27,4 +27,73 @@ describe('configuration from the environment', () => {
       /GATEHOUSE_POOL cpus must be a non-negative number/,
     );
   });
+
+  it('reads the public URL, allowed hosts and origins, and trusted proxies, lower case and trimmed', () => {
+    const config = load({
+      GATEHOUSE_PUBLIC_URL: 'https://Gatehouse.Example.com/',
+      GATEHOUSE_ALLOWED_HOSTS: ' MCP.example.com, ,mcp.example.com:8443,[::1]:9000',
+      GATEHOUSE_ALLOWED_ORIGINS: 'https://App.example.com/',
+      GATEHOUSE_TRUSTED_PROXIES: '10.0.0.0/8, ::1,loopback',
+    })();
+    expect(config.reach).toEqual({
+      publicUrl: 'https://gatehouse.example.com',
+      allowedHosts: ['mcp.example.com', 'mcp.example.com:8443', '[::1]:9000'],
+      allowedOrigins: ['https://app.example.com'],
+      trustedProxies: ['10.0.0.0/8', '::1', 'loopback'],
+    });
+    // A flag wins over its variable.
+    const flagged = loadConfig(
+      { dataDir: '/tmp/gatehouse-config-test', reach: { allowedHosts: 'flag.example.com' } },
+      { GATEHOUSE_ALLOWED_HOSTS: 'env.example.com' },
+    );
+    expect(flagged.reach.allowedHosts).toEqual(['flag.example.com']);
+    expect(load({})().reach).toEqual({
+      publicUrl: null,
+      allowedHosts: [],
+      allowedOrigins: [],
+      trustedProxies: [],
+    });
+  });
+
+  it('refuses a reach setting that does not parse, naming the variable, the entry and the form', () => {
+    const bad: [NodeJS.ProcessEnv, RegExp][] = [
+      [
+        { GATEHOUSE_PUBLIC_URL: 'gatehouse.example.com' },
+        /^GATEHOUSE_PUBLIC_URL .*must be an http or https URL/,
+      ],
+      [
+        { GATEHOUSE_PUBLIC_URL: 'ftp://x.example.com' },
+        /^GATEHOUSE_PUBLIC_URL .*without credentials/,
+      ],
+      [{ GATEHOUSE_PUBLIC_URL: 'https://x.example.com/?a=1' }, /^GATEHOUSE_PUBLIC_URL /],
+      [
+        { GATEHOUSE_ALLOWED_HOSTS: 'ok.example.com,http://x.example.com' },
+        /^GATEHOUSE_ALLOWED_HOSTS .*"http:\/\/x\.example\.com" is not a host name/,
+      ],
+      [
+        { GATEHOUSE_ALLOWED_HOSTS: 'x.example.com:99999' },
+        /"x\.example\.com:99999" is not a host name/,
+      ],
+      [
+        { GATEHOUSE_ALLOWED_ORIGINS: 'https://app.example.com/path' },
+        /^GATEHOUSE_ALLOWED_ORIGINS .*"https:\/\/app\.example\.com\/path" is not an origin/,
+      ],
+      [{ GATEHOUSE_ALLOWED_ORIGINS: '*' }, /"\*" is not an origin/],
+      [
+        { GATEHOUSE_TRUSTED_PROXIES: 'proxy.example.com' },
+        /^GATEHOUSE_TRUSTED_PROXIES .*"proxy\.example\.com" is not an address/,
+      ],
+      [{ GATEHOUSE_TRUSTED_PROXIES: '10.0.0.0/33' }, /"10\.0\.0\.0\/33" is not an address/],
+    ];
+    for (const [env, message] of bad) {
+      let err: unknown;
+      try {
+        load(env)();
+      } catch (e) {
+        err = e;
+      }
+      expect(isGatehouseError(err) && err.code, JSON.stringify(env)).toBe('INVALID_INPUT');
+      expect((err as Error).message).toMatch(message);
+    }
+  });
 });

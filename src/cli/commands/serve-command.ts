@@ -50,6 +50,22 @@ export function serveCommand(program: Command): void {
       'open event streams at most (default 256; GATEHOUSE_STREAM_MAX_CLIENTS)',
       count,
     )
+    .option(
+      '--public-url <url>',
+      'the URL clients reach the gateway at, e.g. through a reverse proxy; /mcp accepts its host and origin (GATEHOUSE_PUBLIC_URL)',
+    )
+    .option(
+      '--allowed-hosts <hosts>',
+      'more host names /mcp accepts, comma-separated: name (any port) or name:port (GATEHOUSE_ALLOWED_HOSTS)',
+    )
+    .option(
+      '--allowed-origins <origins>',
+      'browser origins /mcp accepts, comma-separated, e.g. https://app.example.com (GATEHOUSE_ALLOWED_ORIGINS)',
+    )
+    .option(
+      '--trusted-proxies <addresses>',
+      'reverse proxies whose X-Forwarded-* headers are believed: IPs, CIDR ranges, loopback (GATEHOUSE_TRUSTED_PROXIES)',
+    )
     .action(
       async (opts: {
         demo?: boolean;
@@ -62,6 +78,10 @@ export function serveCommand(program: Command): void {
         keepAliveTimeoutMs?: number;
         maxConnections?: number;
         maxStreamClients?: number;
+        publicUrl?: string;
+        allowedHosts?: string;
+        allowedOrigins?: string;
+        trustedProxies?: string;
       }) => {
         // Loaded here, not at the top: client commands never pay for the server's start-up.
         const { loadConfig, startGateway } = await import('../../app/index.js');
@@ -80,6 +100,12 @@ export function serveCommand(program: Command): void {
               maxConnections: opts.maxConnections,
             }),
             streams: defined({ maxClients: opts.maxStreamClients }),
+            reach: {
+              ...(opts.publicUrl !== undefined ? { publicUrl: opts.publicUrl } : {}),
+              ...(opts.allowedHosts !== undefined ? { allowedHosts: opts.allowedHosts } : {}),
+              ...(opts.allowedOrigins !== undefined ? { allowedOrigins: opts.allowedOrigins } : {}),
+              ...(opts.trustedProxies !== undefined ? { trustedProxies: opts.trustedProxies } : {}),
+            },
           });
         } catch (err) {
           // A flag or GATEHOUSE_* variable that cannot be used: the command line is wrong.
@@ -88,6 +114,8 @@ export function serveCommand(program: Command): void {
         const { gateway, url, tokens } = await startGateway(config);
         const out = process.stdout;
         out.write(`Gatehouse listening on ${url} (data in ${config.dataDir})\n`);
+        if (config.reach.publicUrl !== null)
+          out.write(`Public URL ${config.reach.publicUrl} (agents' MCP endpoint: /mcp)\n`);
         if (gateway.recovered.length > 0) {
           out.write(
             `${gateway.recovered.length} invocation(s) were running when Gatehouse stopped; they are now uncertain (GET /v1/invocations?status=uncertain).\n`,
