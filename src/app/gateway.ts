@@ -196,6 +196,10 @@ export class Gateway {
         clock,
         ids,
         checkUrl: (url) => egress.check(url),
+        protectedDirs: [
+          { path: config.dataDir, name: "the gateway's data directory" },
+          { path: config.sandbox.root, name: 'the sandbox root (the workspaces)' },
+        ],
         connectHttp: (url) => egress.connect(url),
         // One set of leases per upstream connection, ended when the connection closes (a
         // reconnect issues fresh ones); the values never reach the server record or a log.

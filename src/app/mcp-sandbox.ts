@@ -15,7 +15,9 @@ const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', 
  * the pool (holder `mcp/<serverId>`) with a fresh workspace, and its process is bubblewrap with
  * the same flags as a tool run (user, pid, mount and network namespaces, no network at all, the
  * seccomp filter on descriptor 3, `nobody` inside), spawned as the sandbox user, in a cgroup of
- * its own with the lease's share of the pool (memory, CPU, pids). The lease, the cgroup (and
+ * its own with the lease's share of the pool (memory, CPU, pids). What of the host its command
+ * names is mounted read-only; the directories its registration declares writable, read-write.
+ * The lease, the cgroup (and
  * anything left in it) and the workspace go when the connection closes.
  */
 export class McpSandbox {
@@ -87,6 +89,11 @@ export class McpSandbox {
           env,
           workspace: workspace.path,
           readOnlyMounts: [...readOnlyMounts, ...workspace.readOnlyMounts],
+          // After the read-only ones, so a directory also named among the arguments is writable.
+          writableMounts: (transport.writableDirs ?? []).map((dir) => ({
+            host: dir,
+            sandbox: dir,
+          })),
           limits: {
             memoryBytes: this.options.resources.memoryBytes,
             cpus: this.options.resources.cpus,

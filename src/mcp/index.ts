@@ -11,6 +11,7 @@ export type { BindingRequest, McpExecution } from './mcp-descriptor.js';
 export { McpService } from './mcp-service.js';
 export type { McpServerView } from './mcp-service.js';
 export type { McpServiceOptions } from './mcp-service-options.js';
+export type { ProtectedDir } from './writable-dirs.js';
 export type { RegisterServer } from './server-lifecycle.js';
 export type { BindResult, ReapproveResult } from './tool-bindings.js';
 export type { CallReadiness } from './upstream-calls.js';

@@ -13,9 +13,12 @@ import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpTransport } from './mcp-server.js';
 import { invalid } from './mcp-ledger.js';
 import { defaultCheckUrl } from './server-identity.js';
+import { checkWritableDirs } from './writable-dirs.js';
+import type { ProtectedDir } from './writable-dirs.js';
 
 /**
- * A registration's transport, checked and copied. An HTTP URL is checked for its form
+ * A registration's transport, checked and copied; a stdio server's writable directories must be
+ * clear of `protectedDirs` ({@link checkWritableDirs}). An HTTP URL is checked for its form
  * ({@link defaultCheckUrl}) and its credential needs for theirs before `checkUrl` judges where
  * it goes (the egress allow-list): a malformed registration is told so, not that it is refused.
  * @throws GatehouseError INVALID_INPUT naming the field, or when `checkUrl` refuses the URL.
@@ -23,6 +26,7 @@ import { defaultCheckUrl } from './server-identity.js';
 export function normalizeTransport(
   t: McpTransport,
   checkUrl: (url: string) => string | null,
+  protectedDirs: readonly ProtectedDir[] = [],
 ): McpTransport {
   if (typeof t !== 'object' || t === null)
     throw invalid('/transport must be an object.', '/transport');
@@ -48,12 +52,14 @@ export function normalizeTransport(
       );
     });
     const credentials = checkCredentials(t.credentials, 'env');
+    const writableDirs = checkWritableDirs(t.writableDirs, protectedDirs);
     return {
       type: 'stdio',
       command: t.command,
       args: [...args],
       ...(t.env ? { env: { ...t.env } } : {}),
       ...(credentials ? { credentials } : {}),
+      ...(writableDirs ? { writableDirs } : {}),
     };
   }
   if (t.type === 'http') {
@@ -92,6 +98,7 @@ export function redactTransport(t: McpTransport): Record<string, unknown> {
         args: t.args,
         env: Object.keys(t.env ?? {}),
         ...credentials,
+        ...(t.writableDirs ? { writableDirs: t.writableDirs } : {}),
       }
     : { type: 'http', url: t.url, ...credentials };
 }

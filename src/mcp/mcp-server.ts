@@ -36,7 +36,7 @@ export function transitionMcpServer(from: McpServerState, to: McpServerState): M
 /**
  * How Gatehouse reaches an upstream server. `credentials` name secrets the broker issues for each
  * connection (never their values): environment variables of a stdio server, headers of the HTTP
- * requests to an HTTP one.
+ * requests to an HTTP one. `writableDirs` are what a sandboxed stdio server may write.
  */
 export type McpTransport =
   | {
@@ -45,6 +45,12 @@ export type McpTransport =
       args: string[];
       env?: Record<string, string>;
       credentials?: CredentialNeed[];
+      /**
+       * Host directories mounted read-write, at the same paths, in the server's sandbox (the rest
+       * of the host it sees is read-only). Checked at registration: existing, absolute, real
+       * paths clear of the system and of the gateway's own directories.
+       */
+      writableDirs?: string[];
     }
   | { type: 'http'; url: string; credentials?: CredentialNeed[] };
 

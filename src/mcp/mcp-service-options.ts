@@ -3,6 +3,7 @@ import type { CredentialNeed } from '../secrets/index.js';
 import type { McpStore } from './mcp-store.js';
 import type { ConnectionCredentials, StdioLauncher } from './upstream/connection-options.js';
 import type { PinnedFetch } from '../egress/index.js';
+import type { ProtectedDir } from './writable-dirs.js';
 
 /** Collaborators and settings of the {@link McpService}. */
 export interface McpServiceOptions {
@@ -22,6 +23,11 @@ export interface McpServiceOptions {
    *   SERVER_UNAVAILABLE) and no credentials are issued.
    */
   connectHttp?: (url: URL) => Promise<PinnedFetch>;
+  /**
+   * Host directories no stdio server may be given to write (`transport.writableDirs`), nor one
+   * that contains them: the gateway's data directory, the sandbox root. Default none.
+   */
+  protectedDirs?: ProtectedDir[];
   /** Milliseconds between health probes (ping + tools/list, which is also the scheduled discovery). */
   probeIntervalMs?: number;
   /** Consecutive failed probes that turn an active server degraded. */
@@ -69,6 +75,7 @@ export type McpSettings = Required<
 export function mcpSettings(options: McpServiceOptions): McpSettings {
   return {
     checkUrl: options.checkUrl ?? (() => null),
+    protectedDirs: options.protectedDirs ?? [],
     probeIntervalMs: options.probeIntervalMs ?? 30_000,
     failuresToDegrade: options.failuresToDegrade ?? 3,
     reprobeMs: options.reprobeMs ?? 1000,

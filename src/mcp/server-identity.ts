@@ -3,13 +3,19 @@ import type { McpTransport } from './mcp-server.js';
 
 /**
  * A server's identity: SHA-256 hex of the JCS of its transport type and command with arguments
- * (whose package specifier, such as `npx pkg@1.2.3`, carries the version), or its URL. The name
- * and environment are not part of it: renaming a server does not make it another server.
+ * (whose package specifier, such as `npx pkg@1.2.3`, carries the version) and the directories it
+ * may write, or its URL. The name and environment are not part of it: renaming a server does not make it another server.
  */
 export function serverIdentity(t: McpTransport): string {
   switch (t.type) {
     case 'stdio':
-      return canonicalDigest({ type: 'stdio', command: t.command, args: t.args });
+      // Only when declared, so the identities of servers registered before them stay the same.
+      return canonicalDigest({
+        type: 'stdio',
+        command: t.command,
+        args: t.args,
+        ...(t.writableDirs ? { writableDirs: t.writableDirs } : {}),
+      });
     case 'http':
       return canonicalDigest({ type: 'http', url: new URL(t.url).href });
   }

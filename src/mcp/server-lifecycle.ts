@@ -19,7 +19,7 @@ interface ServerLifecycleOptions {
   store: McpStore;
   clock: Clock;
   ids: IdGenerator;
-  settings: Pick<McpSettings, 'checkUrl'>;
+  settings: Pick<McpSettings, 'checkUrl' | 'protectedDirs'>;
   /** Whether stdio servers registered now run in a sandbox (a launcher is configured). */
   sandboxed: boolean;
 }
@@ -33,7 +33,8 @@ export class ServerLifecycle {
 
   /** Registers a server in state `registered`. @throws as `McpService.register`. */
   async register(tenant: string, actor: string, input: RegisterServer): Promise<McpServerRecord> {
-    const transport = normalizeTransport(input.transport, this.options.settings.checkUrl);
+    const { checkUrl, protectedDirs } = this.options.settings;
+    const transport = normalizeTransport(input.transport, checkUrl, protectedDirs);
     const name = input.name.trim();
     if (name === '') throw invalid('/name must be a non-empty string.', '/name');
     const at = isoTime(this.options.clock.now());
@@ -67,7 +68,7 @@ export class ServerLifecycle {
     if (!ok) {
       throw new GatehouseError(
         ErrorCode.CONFLICT,
-        `A server with the same identity (${server.identity.slice(0, 12)}…: same command and arguments, or URL) is already registered; renaming does not make it another server.`,
+        `A server with the same identity (${server.identity.slice(0, 12)}…: same command, arguments and writable directories, or URL) is already registered; renaming does not make it another server.`,
         { details: { identity: server.identity } },
       );
     }

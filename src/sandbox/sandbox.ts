@@ -37,6 +37,11 @@ export interface SandboxSpec {
   /** Host directory bound read-write at `/workspace`, the working directory. */
   workspace: string;
   readOnlyMounts: { host: string; sandbox: string }[];
+  /**
+   * Host directories bound read-write (after the read-only mounts, so one of those at the same
+   * path is made writable): what a long-lived program such as a stdio MCP server was granted.
+   */
+  writableMounts?: { host: string; sandbox: string }[];
   /** Written into the sandbox's private tmpfs root, e.g. `/run/secrets/x` (credentials). */
   files?: SandboxFile[];
   /** Written to the program's stdin, which is then closed. */

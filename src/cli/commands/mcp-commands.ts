@@ -37,17 +37,34 @@ export function mcpCommands(program: Command): void {
       'command that runs the server over stdio (the rest are its arguments)',
     )
     .option('--url <url>', 'Streamable HTTP endpoint of the server')
+    .option(
+      '--writable <dir>',
+      'a directory the sandboxed stdio server may write (repeatable; made absolute)',
+      (dir: string, dirs: string[]) => [...dirs, resolve(dir)],
+      [] as string[],
+    )
     .allowUnknownOption()
-    .action(async (name: string, args: string[], opts: { stdio?: string; url?: string }) => {
-      if ((opts.stdio === undefined) === (opts.url === undefined))
-        throw usageError('give exactly one of --stdio CMD [ARGS...] or --url URL');
-      const transport = opts.stdio
-        ? { type: 'stdio', command: absolute(opts.stdio), args: args.map(absolute) }
-        : { type: 'http', url: opts.url };
-      const s = (await client().request('POST', '/v1/mcp-servers', { name, transport }))
-        .body as ServerView;
-      print(`registered ${s.id} (${s.state}); next: gatehouse mcp verify ${s.id}`);
-    });
+    .action(
+      async (
+        name: string,
+        args: string[],
+        opts: { stdio?: string; url?: string; writable: string[] },
+      ) => {
+        if ((opts.stdio === undefined) === (opts.url === undefined))
+          throw usageError('give exactly one of --stdio CMD [ARGS...] or --url URL');
+        if (opts.url !== undefined && opts.writable.length > 0)
+          throw usageError(
+            '--writable is for a stdio server (--stdio); an HTTP server writes where it runs',
+          );
+        const writable = opts.writable.length > 0 ? { writableDirs: opts.writable } : {};
+        const transport = opts.stdio
+          ? { type: 'stdio', command: absolute(opts.stdio), args: args.map(absolute), ...writable }
+          : { type: 'http', url: opts.url };
+        const s = (await client().request('POST', '/v1/mcp-servers', { name, transport }))
+          .body as ServerView;
+        print(`registered ${s.id} (${s.state}); next: gatehouse mcp verify ${s.id}`);
+      },
+    );
   withJson(mcp.command('list').description("list your tenant's servers")).action(
     async (opts: { json?: boolean }) => {
       const { body } = await client().request('GET', '/v1/mcp-servers');

@@ -77,14 +77,14 @@ function sandboxEnv(spec: Pick<SandboxSpec, 'env' | 'egressSocket'>): Record<str
 /**
  * bubblewrap's options for a run (not `bwrap`, `--` or the command): new user, pid, mount, ipc,
  * uts, network and cgroup namespaces; `nobody` inside, no capabilities, no new privileges
- * (bubblewrap always sets it), no further user namespaces; the system read-only; one writable
- * bind, the workspace; a private /tmp, /proc and minimal /dev; the spec's files in the private
- * root; the root remounted read-only; the seccomp filter and the JSON status on the given fds.
+ * (bubblewrap always sets it), no further user namespaces; the system read-only; writable binds
+ * of the workspace and the spec's writable mounts only; a private /tmp, /proc and minimal /dev;
+ * the spec's files in the private root; the root remounted read-only; the seccomp filter and the JSON status on the given fds.
  */
 export function bwrapOptions(
   spec: Pick<
     SandboxSpec,
-    'env' | 'workspace' | 'readOnlyMounts' | 'files' | 'limits' | 'egressSocket'
+    'env' | 'workspace' | 'readOnlyMounts' | 'writableMounts' | 'files' | 'limits' | 'egressSocket'
   >,
   layout: HostLayout,
   fds: { seccomp: number; status: number | null; firstFile: number },
@@ -116,6 +116,7 @@ export function bwrapOptions(
   args.push('--perms', '1777', '--size', String(spec.limits.memoryBytes), '--tmpfs', '/tmp');
   args.push('--bind', spec.workspace, WORKSPACE);
   for (const m of spec.readOnlyMounts) args.push('--ro-bind', m.host, m.sandbox);
+  for (const m of spec.writableMounts ?? []) args.push('--bind', m.host, m.sandbox);
   if (spec.egressSocket !== null) args.push('--ro-bind', spec.egressSocket, EGRESS_SOCKET);
   (spec.files ?? []).forEach((file, i) => {
     args.push('--perms', file.mode.toString(8), '--file', String(fds.firstFile + i), file.path);

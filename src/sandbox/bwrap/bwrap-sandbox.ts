@@ -16,7 +16,7 @@ import {
   slotCommandLine,
 } from './bwrap-args.js';
 import type { HostLayout } from './bwrap-args.js';
-import { checkSpec } from './check-spec.js';
+import { checkSpec, checkWritableMounts } from './check-spec.js';
 import type { Cgroups, HostUser } from '../cgroups/cgroups.js';
 import { confinedArgs } from './confined-command.js';
 import type { ConfinedCommand, ConfinedSpec } from './confined-command.js';
@@ -243,7 +243,8 @@ export class BwrapSandbox implements Sandbox {
    * The timeout is not enforced: the caller ends the process, then calls `release()`. Until then
    * reapOrphans() leaves the cgroup alone, and close() waits for the release.
    * @throws GatehouseError UNAVAILABLE when sandboxes cannot run here or the cgroup cannot be made;
-   *   INVALID_INPUT when a run or process of that id is in progress.
+   *   INVALID_INPUT when a run or process of that id is in progress, or a writable mount is
+   *   malformed or covers a reserved or system path.
    */
   async confinedCommand(spec: ConfinedSpec): Promise<ConfinedCommand> {
     if (!this.state.isOpen)
@@ -256,6 +257,7 @@ export class BwrapSandbox implements Sandbox {
       );
     if (this.active.has(spec.id))
       throw new GatehouseError(ErrorCode.INVALID_INPUT, `A sandbox with id ${spec.id} is in use.`);
+    checkWritableMounts(spec.writableMounts ?? []);
     const cgroups = this.cgroups!;
     const joinAs = cgroups.ownerCanJoin ? this.owner : null;
     let cgroup;

@@ -22,6 +22,9 @@ const RESERVED_FILE_PATHS = [
   posix.dirname(EGRESS_SOCKET),
 ];
 
+/** The system directories bound read-only: a writable mount may not cover or lie under one. */
+const SYSTEM_PATHS = ['/usr', '/etc', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
 /** Smallest limits a run can start with: bubblewrap itself needs two processes and some memory. */
 const MIN_MEMORY_BYTES = 16 * 2 ** 20;
 const MIN_PIDS = 4;
@@ -41,17 +44,12 @@ export function checkSpec(spec: SandboxSpec): void {
     if (value.includes('\0')) bad(`env.${name}`, 'must not contain NUL');
   }
   absolute('workspace', spec.workspace);
-  spec.readOnlyMounts.forEach((m, i) => {
-    absolute(`readOnlyMounts[${i}].host`, m.host);
-    absolute(`readOnlyMounts[${i}].sandbox`, m.sandbox);
-    if (m.sandbox === '/' || RESERVED_MOUNT_PATHS.some((r) => overlaps(m.sandbox, r))) {
-      bad(
-        `readOnlyMounts[${i}].sandbox`,
-        `must not cover or lie under ${RESERVED_MOUNT_PATHS.join(', ')}`,
-      );
-    }
-  });
-  const mounted = [...RESERVED_FILE_PATHS, ...spec.readOnlyMounts.map((m) => m.sandbox)];
+  spec.readOnlyMounts.forEach((m, i) => checkMount(`readOnlyMounts[${i}]`, m, []));
+  checkWritableMounts(spec.writableMounts ?? []);
+  const mounted = [
+    ...RESERVED_FILE_PATHS,
+    ...[...spec.readOnlyMounts, ...(spec.writableMounts ?? [])].map((m) => m.sandbox),
+  ];
   (spec.files ?? []).forEach((f, i) => {
     absolute(`files[${i}].path`, f.path);
     if (f.path === '/' || mounted.some((r) => under(f.path, r))) {
@@ -71,6 +69,28 @@ export function checkSpec(spec: SandboxSpec): void {
     bad('limits.pids', `must be an integer of at least ${MIN_PIDS}`);
   }
   if (!(timeoutMs > 0 && Number.isFinite(timeoutMs))) bad('limits.timeoutMs', 'must be positive');
+}
+
+/**
+ * Refuses writable mounts that are not absolute and normalised, or that cover or lie under the
+ * workspace, /proc, /dev, the egress socket's directory or a system directory bound read-only.
+ * @throws GatehouseError INVALID_INPUT naming the field.
+ */
+export function checkWritableMounts(mounts: readonly { host: string; sandbox: string }[]): void {
+  mounts.forEach((m, i) => checkMount(`writableMounts[${i}]`, m, SYSTEM_PATHS));
+}
+
+/** A mount's paths: absolute, and clear of the reserved paths (and of `also`). */
+function checkMount(
+  field: string,
+  m: { host: string; sandbox: string },
+  also: readonly string[],
+): void {
+  absolute(`${field}.host`, m.host);
+  absolute(`${field}.sandbox`, m.sandbox);
+  const reserved = [...RESERVED_MOUNT_PATHS, ...also];
+  if (m.sandbox === '/' || reserved.some((r) => overlaps(m.sandbox, r)))
+    bad(`${field}.sandbox`, `must not cover or lie under ${reserved.join(', ')}`);
 }
 
 function absolute(field: string, path: string): void {

@@ -16,7 +16,14 @@ exec "$@"`;
 /** What a confined process needs of a spec: everything of a run but its I/O. */
 export type ConfinedSpec = Pick<
   SandboxSpec,
-  'id' | 'argv' | 'env' | 'workspace' | 'readOnlyMounts' | 'limits' | 'egressSocket'
+  | 'id'
+  | 'argv'
+  | 'env'
+  | 'workspace'
+  | 'readOnlyMounts'
+  | 'writableMounts'
+  | 'limits'
+  | 'egressSocket'
 >;
 
 /** The descriptor the caller gives the seccomp filter on. */
