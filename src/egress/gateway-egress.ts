@@ -6,6 +6,7 @@ import { pinnedFetch } from './pinned-fetch.js';
 import type { PinnedFetch } from './pinned-fetch.js';
 import { parseConnectTarget } from './target.js';
 import type { EgressTarget } from './target.js';
+import type { EgressDecision } from './decision.js';
 
 /** Options of {@link GatewayEgress}. */
 export interface GatewayEgressOptions {
@@ -17,6 +18,15 @@ export interface GatewayEgressOptions {
   resolve?: EgressResolver;
   /** Milliseconds the lookup of an upstream's host may take. Default 5000. */
   resolveTimeoutMs?: number;
+  /** Certificates (PEM) to trust for https instead of the system's (tests, private CAs). */
+  ca?: string | Buffer;
+}
+
+/** One egress decision of the gateway, with the pinned fetch when it allowed the connection. */
+export interface GatewayEgressOpening {
+  decision: EgressDecision;
+  /** Present when allowed; close it when done with the connection. */
+  fetch?: PinnedFetch;
 }
 
 /**
@@ -50,10 +60,36 @@ export class GatewayEgress {
    * @throws Error saying why egress is refused (nothing was sent to the upstream then).
    */
   async connect(url: URL): Promise<PinnedFetch> {
+    const opened = await this.open(url, 'GET');
+    if (opened.fetch === undefined) throw new Error(opened.decision.reason);
+    return opened.fetch;
+  }
+
+  /**
+   * Like {@link connect}, but never throws for a refusal: the decision (allowed or refused, why,
+   * and the address connected to) is returned for the invocation record, with the pinned fetch
+   * when allowed. `method` is only recorded.
+   */
+  async open(url: URL, method: string): Promise<GatewayEgressOpening> {
+    const at = new Date().toISOString();
     const target = targetOf(url.href);
-    if (typeof target === 'string') throw new Error(`egress refused: ${target}`);
+    if (typeof target === 'string')
+      return {
+        decision: {
+          at,
+          method,
+          host: '',
+          port: 0,
+          allowed: false,
+          reason: `egress refused: ${target}`,
+        },
+      };
+    const base = { at, method, host: target.host, port: target.port };
     const list = this.list();
-    if (!list.checkHost(target).allowed) throw new Error(`egress refused: ${this.refusal(target)}`);
+    if (!list.checkHost(target).allowed)
+      return {
+        decision: { ...base, allowed: false, reason: `egress refused: ${this.refusal(target)}` },
+      };
     const auth = await authorizeEgress(
       list,
       target,
@@ -61,11 +97,27 @@ export class GatewayEgress {
       this.options.resolveTimeoutMs ?? 5000,
     );
     if (!auth.allowed)
-      throw new Error(`egress to ${target.host} port ${target.port} refused: ${auth.reason}`);
-    return pinnedFetch({
-      origin: url,
-      addresses: auth.addresses.map((a) => ({ address: formatIp(a), family: a.family })),
-    });
+      return {
+        decision: {
+          ...base,
+          allowed: false,
+          reason: `egress to ${target.host} port ${target.port} refused: ${auth.reason}`,
+        },
+      };
+    const addresses = auth.addresses.map((a) => ({ address: formatIp(a), family: a.family }));
+    return {
+      decision: {
+        ...base,
+        allowed: true,
+        reason: `allowed by "${auth.entry}"`,
+        address: addresses[0]!.address,
+      },
+      fetch: pinnedFetch({
+        origin: url,
+        addresses,
+        ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+      }),
+    };
   }
 
   /** The allow-list as it is now, parsed again only when its entries changed. */

@@ -8,9 +8,14 @@ export {
 export type { EgressLimits } from './lease-server.js';
 export type { EgressDecision } from './decision.js';
 // The gateway's own egress (HTTP MCP upstreams, HTTP tools): checked, resolved once, pinned.
-export { GatewayEgress, type GatewayEgressOptions } from './gateway-egress.js';
+export {
+  GatewayEgress,
+  type GatewayEgressOpening,
+  type GatewayEgressOptions,
+} from './gateway-egress.js';
 export {
   pinnedFetch,
+  PinnedFetchError,
   type FetchFunction,
   type PinnedAddress,
   type PinnedFetch,

@@ -31,6 +31,22 @@ export interface PinnedFetch {
   close(): void;
 }
 
+/**
+ * A pinned fetch that failed at the socket. `sent` says whether the whole request (head and body)
+ * had been handed to the connection first: a failure before that cannot have reached the upstream's
+ * handler; one after it may have had an effect there.
+ */
+export class PinnedFetchError extends TypeError {
+  constructor(
+    message: string,
+    readonly sent: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = 'PinnedFetchError';
+  }
+}
+
 /** Statuses whose response has no body (the Fetch standard's null body statuses). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
@@ -129,9 +145,13 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
       };
       const done = (): void => signal.removeEventListener('abort', onAbort);
       signal.addEventListener('abort', onAbort, { once: true });
+      let sent = false;
+      outgoing.once('finish', () => {
+        sent = true;
+      });
       outgoing.on('error', (err) => {
         done();
-        reject(new TypeError(`fetch failed: ${err.message}`, { cause: err }));
+        reject(new PinnedFetchError(`fetch failed: ${err.message}`, sent, { cause: err }));
       });
       outgoing.once('response', (res) => {
         response = res;

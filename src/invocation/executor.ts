@@ -1,5 +1,6 @@
 import { AbortReason, FailureCode } from '../core/index.js';
 import type { Environment, SideEffectClass } from '../core/index.js';
+import type { EgressDecision } from '../egress/index.js';
 import type { BrokeredValue, Redactor } from '../secrets/index.js';
 import type { ToolDescriptor } from '../tools/index.js';
 import type { OutputCapture } from './output-capture.js';
@@ -27,12 +28,23 @@ export interface ExecutionRequest {
   agent: { id: string; version: string };
   descriptor: ToolDescriptor;
   input: unknown;
+  /** The call's request hash (the same on every attempt of one request). */
+  requestHash: string;
+  /** The caller's idempotency key (the same on every attempt of one request). */
+  idempotencyKey: string;
   effectiveClass: SideEffectClass;
   /** Aborted on timeout, revocation or shutdown. */
   signal: AbortSignal;
   timeoutMs: number;
   /** The call's lease, for kinds that run in a sandbox. */
   lease?: ExecutionLease;
+  /**
+   * Brokered credentials to send as HTTP headers (values: never log them); `host` absent means
+   * every request of the call. For kinds that send HTTP from the gateway.
+   */
+  headers?: readonly { host?: string; name: string; value: string }[];
+  /** Records an egress decision the executor made itself (HTTP from the gateway). */
+  onEgress?: (decision: EgressDecision) => void;
   /** A capture for one output stream: redacted, bounded in memory, spooled whole to an artifact. */
   capture: () => OutputCapture;
 }

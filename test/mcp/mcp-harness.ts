@@ -151,6 +151,8 @@ export class McpHarness {
       agent: { id: 'coder', version: '1.0.0' },
       descriptor,
       input,
+      requestHash: 'hash-1',
+      idempotencyKey: 'key-1',
       effectiveClass: o.class ?? descriptor.sideEffect.class,
       signal: o.signal ?? new AbortController().signal,
       timeoutMs: o.timeoutMs ?? 5_000,

@@ -39,10 +39,14 @@ export async function executeStage(
       agent: record.agent,
       descriptor,
       input: record.input,
+      requestHash: record.requestHash,
+      idempotencyKey: record.idempotencyKey,
       effectiveClass: ctx.classification!.effectiveClass,
       signal,
       timeoutMs,
       ...(ctx.held ? { lease: ctx.held.execution } : {}),
+      ...(ctx.credentials ? { headers: ctx.credentials.headers } : {}),
+      onEgress: (decision) => ctx.egress.push(decision),
       capture: () => {
         const c = capture();
         ctx.captures.push(c);

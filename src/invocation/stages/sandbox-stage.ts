@@ -10,6 +10,7 @@ import type { StageResult } from '../stage.js';
 const NO_LEASE: Record<string, string> = {
   native: 'native tools run in the gateway process',
   mcp: 'MCP tools run in their upstream server, not in a per-call sandbox',
+  http: 'HTTP tools are requests the gateway sends through its checked egress',
 };
 
 /**
