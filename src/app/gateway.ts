@@ -11,7 +11,7 @@ import {
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
-import { McpExecutor, NativeExecutor } from '../executors/index.js';
+import { HttpExecutor, McpExecutor, NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer, loadStudioFiles } from '../http/index.js';
 import {
   InvocationService,
@@ -224,6 +224,7 @@ export class Gateway {
       const executors = new Map<string, Executor>([
         ['native', native],
         ['mcp', new McpExecutor({ mcp, maxOutputBytes: config.maxOutputBytes })],
+        ['http', new HttpExecutor({ egress })],
         ...execution.executors,
       ]);
       const directory = await Directory.open({

@@ -1,0 +1,194 @@
+import { PinnedFetchError } from '../../egress/index.js';
+import type { GatewayEgressOpening, PinnedFetch } from '../../egress/index.js';
+import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import { abortCode } from '../../invocation/index.js';
+import type { ToolDescriptor } from '../../tools/index.js';
+import { DEFAULT_FAILURE_STATUSES, httpExecution, httpExecutionProblem } from './http-execution.js';
+import { planHttpRequest, upstreamIdempotencyKey } from './http-request.js';
+import type { HttpRequestPlan } from './http-request.js';
+import { bodyMessage, httpOutput, readBody } from './http-response.js';
+
+/** Options of {@link HttpExecutor}. */
+export interface HttpExecutorOptions {
+  /** The gateway's egress: allow-list, DNS resolved once and pinned, non-public refused. */
+  egress: { open(url: URL, method: string): Promise<GatewayEgressOpening> };
+  /** Largest request body in bytes; default 1 MiB. */
+  maxRequestBytes?: number;
+  /** Same-origin redirects a GET or HEAD follows; default 5. */
+  maxRedirects?: number;
+}
+
+/**
+ * Runs `http` descriptors: one request from the gateway through its checked egress, with
+ * brokered credentials as headers. 2xx is observed; a declared failure status is failed (before
+ * effect); for a call of a class that can change things, a timeout, a lost connection after the
+ * request was sent, or an undeclared status is uncertain (a read call: failed). Nothing is retried.
+ * A write-class call sends an `Idempotency-Key` that is the same on every attempt of the request.
+ */
+export class HttpExecutor implements Executor {
+  private readonly maxRequestBytes: number;
+  private readonly maxRedirects: number;
+
+  constructor(private readonly options: HttpExecutorOptions) {
+    this.maxRequestBytes = options.maxRequestBytes ?? 1024 * 1024;
+    this.maxRedirects = options.maxRedirects ?? 5;
+  }
+
+  check(d: ToolDescriptor): string | null {
+    return httpExecutionProblem(d);
+  }
+
+  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+    const c = httpExecution(req.descriptor);
+    let plan: HttpRequestPlan;
+    try {
+      plan = planHttpRequest(c, req.input);
+    } catch (err) {
+      return { status: 'failed', code: 'INVALID_REQUEST', message: (err as Error).message };
+    }
+    if (plan.body !== undefined && Buffer.byteLength(plan.body) > this.maxRequestBytes)
+      return {
+        status: 'failed',
+        code: 'REQUEST_TOO_LARGE',
+        message: `the request body is ${Buffer.byteLength(plan.body)} bytes, over the bound of ${this.maxRequestBytes}; nothing was sent`,
+      };
+    const write = req.effectiveClass !== 'read';
+    if (write)
+      plan.headers['idempotency-key'] = upstreamIdempotencyKey(
+        req.tenant,
+        req.idempotencyKey,
+        req.requestHash,
+      );
+    for (const h of req.headers ?? [])
+      if (h.host === undefined || h.host === plan.url.hostname)
+        plan.headers[h.name.toLowerCase()] = h.value;
+
+    const opened = await this.options.egress.open(plan.url, plan.method);
+    req.onEgress?.(opened.decision);
+    if (opened.fetch === undefined)
+      return {
+        status: 'failed',
+        code: 'EGRESS_REFUSED',
+        message: `${opened.decision.reason}; nothing was sent`,
+      };
+    try {
+      return await this.send(req, plan, opened.fetch, write);
+    } finally {
+      opened.fetch.close();
+    }
+  }
+
+  private async send(
+    req: ExecutionRequest,
+    plan: HttpRequestPlan,
+    pinned: PinnedFetch,
+    write: boolean,
+  ): Promise<ExecutionResult> {
+    let url = plan.url;
+    let response: Response;
+    for (let redirects = 0; ; redirects++) {
+      try {
+        response = await pinned.fetch(url, {
+          method: plan.method,
+          headers: plan.headers,
+          ...(plan.body === undefined ? {} : { body: plan.body }),
+          signal: req.signal,
+          redirect: 'manual',
+        });
+      } catch (err) {
+        return lost(req, err, write, 'before any response');
+      }
+      const location = response.headers.get('location');
+      const follow =
+        response.status >= 300 &&
+        response.status < 400 &&
+        location !== null &&
+        (plan.method === 'GET' || plan.method === 'HEAD');
+      if (!follow) break;
+      await response.body?.cancel().catch(() => undefined);
+      let target: URL;
+      try {
+        target = new URL(location, url);
+      } catch {
+        return {
+          status: 'failed',
+          code: 'REDIRECT_REFUSED',
+          message: `the upstream redirected to an unusable location ${JSON.stringify(location.slice(0, 200))}`,
+        };
+      }
+      if (target.origin !== url.origin) {
+        req.onEgress?.({
+          at: new Date().toISOString(),
+          method: plan.method,
+          host: target.hostname,
+          port: Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+          allowed: false,
+          reason: `a redirect from ${url.origin} to another origin (${target.origin}) is not followed`,
+        });
+        return {
+          status: 'failed',
+          code: 'REDIRECT_REFUSED',
+          message: `the upstream answered ${response.status} redirecting to ${target.origin}, another origin; redirects leave the origin never`,
+        };
+      }
+      if (redirects >= this.maxRedirects)
+        return {
+          status: 'failed',
+          code: 'REDIRECT_REFUSED',
+          message: `more than ${this.maxRedirects} redirects`,
+        };
+      url = target;
+    }
+    const body = await readBody(response, req.capture());
+    if (body.error !== undefined)
+      return lost(req, body.error, write, 'while the response body arrived');
+    const { output, full } = httpOutput(response, body.captured);
+    const extra = full === undefined ? {} : { full };
+    const status = response.status;
+    if (status >= 200 && status < 300) return { status: 'observed', output, ...extra };
+    const declared = (
+      httpExecution(req.descriptor).failureStatuses ?? DEFAULT_FAILURE_STATUSES
+    ).includes(status);
+    const said = bodyMessage(output.body);
+    const message = `the upstream answered ${status}${said === '' ? '' : ` (${said})`}`;
+    if (declared)
+      return {
+        status: 'failed',
+        code: `HTTP_${status}`,
+        message: `${message}, which the descriptor declares a failure before any effect`,
+        output,
+        ...extra,
+      };
+    if (!write) return { status: 'failed', code: `HTTP_${status}`, message, output, ...extra };
+    return {
+      status: 'uncertain',
+      code: `HTTP_${status}`,
+      message: `${message}; the descriptor does not declare ${status} a failure, so an effect may have happened`,
+      output,
+      ...extra,
+    };
+  }
+}
+
+/**
+ * A request that broke off: failed when it cannot have reached the upstream (the connection
+ * failed before the request was sent) or the call cannot change anything; else uncertain.
+ */
+function lost(req: ExecutionRequest, err: unknown, write: boolean, when: string): ExecutionResult {
+  const notSent = err instanceof PinnedFetchError && !err.sent;
+  const aborted = req.signal.aborted;
+  const code = aborted ? abortCode(req.signal) : notSent ? 'CONNECTION_FAILED' : 'CONNECTION_LOST';
+  const why = aborted
+    ? code === 'TIMEOUT'
+      ? `the call timed out after ${req.timeoutMs} ms`
+      : `the call was aborted (${code})`
+    : `the connection failed: ${(err as Error).message}`;
+  if (notSent && !aborted)
+    return { status: 'failed', code, message: `${why}; the request was not sent` };
+  if (!write) return { status: 'failed', code, message: `${why} ${when}` };
+  return {
+    status: 'uncertain',
+    code,
+    message: `${why} ${when}, after the request was sent; an effect may have happened`,
+  };
+}
