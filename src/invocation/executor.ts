@@ -47,39 +47,70 @@ export interface ExecutionRequest {
   onEgress?: (decision: EgressDecision) => void;
   /** A capture for one output stream: redacted, bounded in memory, spooled whole to an artifact. */
   capture: () => OutputCapture;
+  /**
+   * Adds secret values the executor's connection holds beyond the call's own credentials (an MCP
+   * upstream's connection credentials) to the call's redactor, so sanitizing removes them from
+   * output and errors; `redactor` is one compiled of exactly `values`, used when the call has no
+   * own credentials. Never stored.
+   */
+  redactAlso: (values: BrokeredValue[], redactor?: Redactor) => void;
 }
 
 /**
- * An executor's account of a call. `failed` only when nothing took effect; `uncertain` when an
- * effect may have happened (connection lost, killed, timed out after it started).
+ * The lease a call of an executor's kind needs: a sandbox lease per call, or none (and why not,
+ * said in the trace).
+ */
+export type LeaseNeed = { kind: 'sandbox' } | { kind: 'none'; why: string };
+
+/**
+ * What came out of a call beside its output: the output as the tool produced it, before
+ * redaction, where the executor redacted while capturing (shell streams). Only its digest is kept
+ * (`sha256Full`). Never stored.
+ */
+export interface FullOutput {
+  full?: unknown;
+}
+
+/**
+ * The outcome of a call, as {@link judgeExecution} decides it from the executor's report: `failed`
+ * only when nothing took effect; `uncertain` when an effect may have happened (connection lost,
+ * killed, timed out after it started).
  */
 export type ExecutionResult = (
   | { status: 'observed'; output: unknown }
   | { status: 'failed'; code: string; message: string; output?: unknown }
   | { status: 'uncertain'; code: string; message: string; output?: unknown }
-) & {
-  /**
-   * The output as the tool produced it, before redaction, where the executor redacted while
-   * capturing (shell streams): only its digest is kept (`sha256Full`). Never stored.
-   */
-  full?: unknown;
-  /**
-   * Secret values the executor's connection holds beyond the call's own credentials (an MCP
-   * upstream's connection credentials): the execute stage adds them to the call's redactor and
-   * drops them from the result. Never stored.
-   */
-  secrets?: BrokeredValue[];
-  /** A redactor of exactly `secrets`, compiled once by their connection, to use when the call has no own credentials. */
-  secretsRedactor?: Redactor;
-};
+) &
+  FullOutput;
+
+/**
+ * What an executor observed of a call: facts, not a verdict. `stopped` is a call that ended
+ * without the tool's result (refused, not started, killed, timed out, connection lost).
+ */
+export type ExecutionReport = (
+  | { status: 'observed'; output: unknown }
+  | {
+      status: 'stopped';
+      code: string;
+      message: string;
+      output?: unknown;
+      /** Whether the tool may have started acting: the request was sent, or the process ran. */
+      effectMayHaveStarted: boolean;
+      /** Why an effect may have happened, said after the message when the call is uncertain. */
+      uncertainNote?: string;
+    }
+) &
+  FullOutput;
 
 /** Runs tools of one kind. */
 export interface Executor {
+  /** The lease its calls need; the sandbox stage reads it. */
+  readonly lease: LeaseNeed;
   /**
-   * Runs one call. Must not throw for a tool's own failure: report it as `failed` or `uncertain`.
-   * Throws only on a bug.
+   * Runs one call and reports what it observed. Must not throw for a tool's own failure: report
+   * it as `stopped`, saying whether the tool may have started acting. Throws only on a bug.
    */
-  execute(request: ExecutionRequest): Promise<ExecutionResult>;
+  execute(request: ExecutionRequest): Promise<ExecutionReport>;
   /** Null when this executor can run the descriptor, otherwise why not. */
   check(descriptor: ToolDescriptor): string | null;
 }

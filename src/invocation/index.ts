@@ -3,7 +3,14 @@ export { StageName } from './stage.js';
 export type { StageDecision, StageResult, TraceEntry } from './stage.js';
 export type { InvocationRecord, OutputInfo, Provenance } from './invocation-record.js';
 export type { InvocationStore, InvocationStep, InvocationQuery } from './invocation-store.js';
-export type { Executor, ExecutionRequest, ExecutionResult } from './executor.js';
+export type {
+  Executor,
+  ExecutionRequest,
+  ExecutionResult,
+  ExecutionReport,
+  LeaseNeed,
+} from './executor.js';
+export { judgeExecution } from './execution-verdict.js';
 export { abortCode } from './executor.js';
 export { Pipeline } from './pipeline.js';
 export type { PipelineOptions, PipelineMetrics } from './pipeline.js';

@@ -101,7 +101,10 @@ export class Pipeline {
       { name: 'classification', run: classificationStage },
       { name: 'approval', run: (c) => approvalStage(c, options.policy, options.approvals) },
       { name: 'credentials', run: (c) => credentialsStage(c, options.broker, this.timeoutOf(c)) },
-      { name: 'sandbox', run: (c) => sandboxStage(c, options.leases, this.timeoutOf(c)) },
+      {
+        name: 'sandbox',
+        run: (c) => sandboxStage(c, options.executors, options.leases, this.timeoutOf(c)),
+      },
       {
         name: 'execute',
         run: (c) =>

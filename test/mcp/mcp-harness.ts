@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SequentialIds, systemClock } from '../../src/core/index.js';
 import type { AuditRecord, SideEffectClass, StoredEvent } from '../../src/core/index.js';
+import { judgeExecution } from '../../src/invocation/index.js';
 import type { ExecutionRequest, ExecutionResult } from '../../src/invocation/index.js';
 import { McpExecutor } from '../../src/executors/index.js';
 import { McpService } from '../../src/mcp/index.js';
@@ -131,8 +132,8 @@ export class McpHarness {
     return { id: s.id, descriptors };
   }
 
-  /** Runs one call through the executor. */
-  call(
+  /** Runs one call through the executor, judged as the execute stage judges it. */
+  async call(
     descriptor: ToolDescriptor,
     input: unknown,
     o: { class?: SideEffectClass; timeoutMs?: number; signal?: AbortSignal } = {},
@@ -159,8 +160,9 @@ export class McpHarness {
       capture: () => {
         throw new Error('the mcp executor captures no streams');
       },
+      redactAlso: () => {},
     };
-    return this.executor.execute(req);
+    return judgeExecution(await this.executor.execute(req), req.effectiveClass);
   }
 
   /** The tenant's audit records, in order. */

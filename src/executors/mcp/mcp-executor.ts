@@ -1,5 +1,10 @@
 import { jsonValueProblem } from '../../core/index.js';
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import type {
+  ExecutionReport,
+  ExecutionRequest,
+  Executor,
+  LeaseNeed,
+} from '../../invocation/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { boundOutput } from './bound-output.js';
@@ -22,6 +27,10 @@ export interface McpExecutorOptions {
 export class McpExecutor implements Executor {
   private readonly mcp: McpService;
   private readonly maxOutputBytes: number;
+  readonly lease: LeaseNeed = {
+    kind: 'none',
+    why: 'MCP tools run in their upstream server, not in a per-call sandbox',
+  };
 
   constructor(options: McpExecutorOptions) {
     this.mcp = options.mcp;
@@ -34,57 +43,49 @@ export class McpExecutor implements Executor {
       : 'an mcp descriptor needs execution {server, tool} (non-empty strings)';
   }
 
-  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+  async execute(req: ExecutionRequest): Promise<ExecutionReport> {
     const exec = mcpExecution(req.descriptor);
-    if (!exec)
-      return { status: 'failed', code: 'INVALID_DESCRIPTOR', message: this.check(req.descriptor)! };
+    if (!exec) return notSent('INVALID_DESCRIPTOR', this.check(req.descriptor)!);
     if (typeof req.input !== 'object' || req.input === null || Array.isArray(req.input))
-      return {
-        status: 'failed',
-        code: 'INVALID_INPUT',
-        message: 'MCP tool arguments must be a JSON object',
-      };
+      return notSent('INVALID_INPUT', 'MCP tool arguments must be a JSON object');
     const ready = await this.mcp.readyToCall(req.tenant, exec.server, exec.tool, req.descriptor);
-    if (!ready.ok) return { status: 'failed', code: ready.code, message: ready.message };
+    if (!ready.ok) return notSent(ready.code, ready.message);
+    // The connection's credentials join the call's sanitizer (never stored).
+    const secrets = ready.conn.secrets;
+    if (secrets.length > 0) req.redactAlso(secrets, ready.conn.redactor);
     const outcome = await ready.conn.callTool(exec.tool, req.input as Record<string, unknown>, {
       timeoutMs: req.timeoutMs,
       signal: req.signal,
     });
-    const result = this.result(req, outcome);
-    // The connection's credentials go to the call's sanitizer with the result (never stored).
-    const secrets = ready.conn.secrets;
-    return secrets.length > 0
-      ? { ...result, secrets, secretsRedactor: ready.conn.redactor }
-      : result;
+    return this.report(outcome);
   }
 
-  private result(req: ExecutionRequest, outcome: UpstreamCallOutcome): ExecutionResult {
+  private report(outcome: UpstreamCallOutcome): ExecutionReport {
     switch (outcome.kind) {
       case 'result': {
         // The upstream's JSON, parsed by the SDK: what canonical JSON cannot hold (a number that
         // overflowed to Infinity, nesting past the bound) cannot be recorded or digested.
         const problem = jsonValueProblem(outcome.result);
         if (!problem) return { status: 'observed', output: this.output(outcome.result) };
-        const message = `the upstream answered, but its answer cannot be kept as JSON at ${problem.pointer || 'its top'}: ${problem.reason}`;
-        return req.effectiveClass === 'read'
-          ? { status: 'failed', code: 'UPSTREAM_INVALID_ANSWER', message }
-          : {
-              status: 'uncertain',
-              code: 'UPSTREAM_INVALID_ANSWER',
-              message: `${message}; whether the tool acted is unknown`,
-            };
+        return {
+          status: 'stopped',
+          code: 'UPSTREAM_INVALID_ANSWER',
+          message: `the upstream answered, but its answer cannot be kept as JSON at ${problem.pointer || 'its top'}: ${problem.reason}`,
+          effectMayHaveStarted: true,
+          uncertainNote: 'whether the tool acted is unknown',
+        };
       }
       case 'not-sent':
       case 'refused':
-        return { status: 'failed', code: outcome.code, message: outcome.message };
+        return notSent(outcome.code, outcome.message);
       case 'no-answer':
-        return req.effectiveClass === 'read'
-          ? { status: 'failed', code: outcome.code, message: outcome.message }
-          : {
-              status: 'uncertain',
-              code: outcome.code,
-              message: `${outcome.message}; the request was sent, so the tool may have acted`,
-            };
+        return {
+          status: 'stopped',
+          code: outcome.code,
+          message: outcome.message,
+          effectMayHaveStarted: true,
+          uncertainNote: 'the request was sent, so the tool may have acted',
+        };
     }
   }
 
@@ -99,4 +100,9 @@ export class McpExecutor implements Executor {
     if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
     return boundOutput(out, this.maxOutputBytes);
   }
+}
+
+/** A call the upstream never acted on (not sent, or refused): nothing took effect. */
+function notSent(code: string, message: string): ExecutionReport {
+  return { status: 'stopped', code, message, effectMayHaveStarted: false };
 }

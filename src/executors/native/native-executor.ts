@@ -1,4 +1,9 @@
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import type {
+  ExecutionReport,
+  ExecutionRequest,
+  Executor,
+  LeaseNeed,
+} from '../../invocation/index.js';
 import { abortCode } from '../../invocation/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 
@@ -32,6 +37,7 @@ export class BeforeEffectError extends Error {
 /** Runs tools of kind `native`: functions registered by name (`execution.handler`). */
 export class NativeExecutor implements Executor {
   private readonly handlers = new Map<string, NativeHandler>();
+  readonly lease: LeaseNeed = { kind: 'none', why: 'native tools run in the gateway process' };
 
   /** Registers a handler under a name. @throws Error when the name is taken. */
   register(name: string, handler: NativeHandler): this {
@@ -50,18 +56,14 @@ export class NativeExecutor implements Executor {
     return null;
   }
 
-  /** Runs the handler; a timeout or abort of a call that may have had an effect is `uncertain`. */
-  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+  /**
+   * Runs the handler; a timeout, abort or error once it started may have had an effect, unless
+   * the handler threw {@link BeforeEffectError}.
+   */
+  async execute(req: ExecutionRequest): Promise<ExecutionReport> {
     const handler = this.handlers.get(req.descriptor.execution.handler as string);
-    if (!handler)
-      return {
-        status: 'failed',
-        code: 'NO_HANDLER',
-        message: this.check(req.descriptor) ?? 'no handler',
-      };
-    const canHaveEffect = req.effectiveClass !== 'read';
-    if (req.signal.aborted)
-      return { status: 'failed', code: 'ABORTED', message: 'aborted before the tool started' };
+    if (!handler) return beforeEffect('NO_HANDLER', this.check(req.descriptor) ?? 'no handler');
+    if (req.signal.aborted) return beforeEffect('ABORTED', 'aborted before the tool started');
     try {
       const output = await raceAbort(
         handler(req.input, {
@@ -75,8 +77,7 @@ export class NativeExecutor implements Executor {
       );
       return { status: 'observed', output };
     } catch (err) {
-      if (err instanceof BeforeEffectError)
-        return { status: 'failed', code: err.code, message: err.message };
+      if (err instanceof BeforeEffectError) return beforeEffect(err.code, err.message);
       const aborted = req.signal.aborted;
       const code = aborted ? abortCode(req.signal) : 'TOOL_ERROR';
       const message = aborted
@@ -84,11 +85,13 @@ export class NativeExecutor implements Executor {
           ? `timed out after ${req.timeoutMs} ms while running`
           : `aborted while running: ${(req.signal.reason as Error | undefined)?.message ?? 'aborted'}`
         : `the tool threw: ${(err as Error).message ?? String(err)}`;
-      return canHaveEffect
-        ? { status: 'uncertain', code, message }
-        : { status: 'failed', code, message };
+      return { status: 'stopped', code, message, effectMayHaveStarted: true };
     }
   }
+}
+
+function beforeEffect(code: string, message: string): ExecutionReport {
+  return { status: 'stopped', code, message, effectMayHaveStarted: false };
 }
 
 function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {

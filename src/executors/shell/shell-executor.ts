@@ -1,8 +1,9 @@
 import type {
   CapturedStream,
+  ExecutionReport,
   ExecutionRequest,
-  ExecutionResult,
   Executor,
+  LeaseNeed,
 } from '../../invocation/index.js';
 import { abortCode } from '../../invocation/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
@@ -33,6 +34,8 @@ function config(d: ToolDescriptor): ShellExecution {
 export class ShellExecutor implements Executor {
   /** Without a sandbox (this machine cannot run one) descriptors validate but calls fail before effect. */
   constructor(private readonly sandbox?: Sandbox) {}
+
+  readonly lease: LeaseNeed = { kind: 'sandbox' };
 
   check(d: ToolDescriptor): string | null {
     const c = config(d);
@@ -70,21 +73,12 @@ export class ShellExecutor implements Executor {
     return null;
   }
 
-  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+  async execute(req: ExecutionRequest): Promise<ExecutionReport> {
     const lease = req.lease;
     const sandbox = this.sandbox;
-    if (!sandbox)
-      return {
-        status: 'failed',
-        code: 'SANDBOX_UNAVAILABLE',
-        message: 'this gateway has no sandbox; nothing ran',
-      };
+    if (!sandbox) return notRun('SANDBOX_UNAVAILABLE', 'this gateway has no sandbox; nothing ran');
     if (!lease)
-      return {
-        status: 'failed',
-        code: 'NO_LEASE',
-        message: 'a shell tool runs only in a sandbox lease, and none was granted',
-      };
+      return notRun('NO_LEASE', 'a shell tool runs only in a sandbox lease, and none was granted');
     const c = config(req.descriptor);
     let argv: string[];
     let stdin: string | undefined;
@@ -92,7 +86,7 @@ export class ShellExecutor implements Executor {
       argv = c.argv.map((a) => fillTemplate(a, req.input));
       stdin = c.stdin === undefined ? undefined : fillTemplate(c.stdin, req.input);
     } catch (err) {
-      return { status: 'failed', code: 'TEMPLATE', message: (err as Error).message };
+      return notRun('TEMPLATE', (err as Error).message);
     }
     const stdout = req.capture();
     const stderr = req.capture();
@@ -129,13 +123,11 @@ export class ShellExecutor implements Executor {
     };
     // The output as the tool wrote it, for the digest of the full output (never stored).
     const full = { ...output, stdout: out.raw, stderr: err.raw };
-    const canHaveEffect = req.effectiveClass !== 'read';
     if (!result.started)
-      return {
-        status: 'failed',
-        code: 'SANDBOX_SETUP',
-        message: `the sandbox could not start the tool: ${err.text.slice(0, 500)}`,
-      };
+      return notRun(
+        'SANDBOX_SETUP',
+        `the sandbox could not start the tool: ${err.text.slice(0, 500)}`,
+      );
     if (result.killed !== null) {
       // The execute stage's timer aborts the call at the same timeout: that abort is a timeout.
       const killed =
@@ -149,29 +141,27 @@ export class ShellExecutor implements Executor {
             ? abortCode(req.signal)
             : `LIMIT_${killed.toUpperCase()}`;
       const message = `the tool was killed (${killed}${killed === 'timeout' ? ` after ${lease.limits.timeoutMs} ms` : ''}) while running`;
-      return canHaveEffect
-        ? { status: 'uncertain', code, message, output, full }
-        : { status: 'failed', code, message, output, full };
+      return { status: 'stopped', code, message, output, full, effectMayHaveStarted: true };
     }
     if (result.exitCode === 0) return { status: 'observed', output, full };
     const declared = (c.failureExitCodes ?? []).includes(result.exitCode ?? -1);
     const message = `the tool exited with code ${result.exitCode ?? result.signal}${declared ? ', which its descriptor declares a failure before any effect' : ''}`;
-    if (declared || !canHaveEffect)
-      return { status: 'failed', code: 'EXIT_CODE', message, output, full };
     return {
-      status: 'uncertain',
+      status: 'stopped',
       code: 'EXIT_CODE',
-      message: `${message}; the descriptor does not declare it, so an effect may have happened`,
+      message,
       output,
       full,
+      effectMayHaveStarted: !declared,
+      uncertainNote: 'the descriptor does not declare it, so an effect may have happened',
     };
   }
 }
 
-/**
- * TIMEOUT (the execute stage's timer), or the `code` the aborter gave (REVOKED, SHUTDOWN), or
- * ABORTED.
- */
+/** A call that ended before the tool ran: nothing took effect. */
+function notRun(code: string, message: string): ExecutionReport {
+  return { status: 'stopped', code, message, effectMayHaveStarted: false };
+}
 
 /**
  * How a cut stream is described in the output: its size and artifact, and when a flood outgrew

@@ -1,12 +1,14 @@
 import { Redactor } from '../../secrets/index.js';
 import type { Executor, ExecutionResult } from '../executor.js';
+import { judgeExecution } from '../execution-verdict.js';
 import type { OutputCapture } from '../output-capture.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
  * Stage 8: runs the call with the executor of its kind, under the descriptor's timeout. The
- * outcome (observed, failed, uncertain) is left on the context for sanitizing and the receipt.
+ * outcome (observed, failed, uncertain), judged from the executor's report and the call's
+ * effective class, is left on the context for sanitizing and the receipt.
  */
 export async function executeStage(
   ctx: PipelineContext,
@@ -30,7 +32,8 @@ export async function executeStage(
     timeoutMs,
   );
   const { record } = ctx;
-  const result: ExecutionResult = await executor
+  const effectiveClass = ctx.classification!.effectiveClass;
+  const report = await executor
     .execute({
       invocationId: record.id,
       tenant: record.tenant,
@@ -41,7 +44,7 @@ export async function executeStage(
       input: record.input,
       requestHash: record.requestHash,
       idempotencyKey: record.idempotencyKey,
-      effectiveClass: ctx.classification!.effectiveClass,
+      effectiveClass,
       signal,
       timeoutMs,
       ...(ctx.held ? { lease: ctx.held.execution } : {}),
@@ -52,19 +55,15 @@ export async function executeStage(
         ctx.captures.push(c);
         return c;
       },
+      redactAlso: (values, redactor) => {
+        // The connection's secrets join the call's, so sanitizing removes them from output and errors.
+        if (values.length === 0) return;
+        const own = ctx.credentials?.values ?? [];
+        ctx.redactor = own.length === 0 && redactor ? redactor : new Redactor([...own, ...values]);
+      },
     })
     .finally(() => clearTimeout(timer));
-  if (result.secrets !== undefined) {
-    // The connection's secrets join the call's, so sanitizing removes them from output and errors.
-    const own = ctx.credentials?.values ?? [];
-    if (result.secrets.length > 0)
-      ctx.redactor =
-        own.length === 0 && result.secretsRedactor
-          ? result.secretsRedactor
-          : new Redactor([...own, ...result.secrets]);
-    delete result.secrets;
-    delete result.secretsRedactor;
-  }
+  const result = judgeExecution(report, effectiveClass);
   ctx.execution = result;
   const egress = ctx.egress;
   if (egress.length === 0) return { outcome: 'continue', reason: describe(result) };

@@ -1,32 +1,30 @@
 import { isGatehouseError } from '../../core/index.js';
+import type { Executor } from '../executor.js';
 import type { PipelineContext } from '../pipeline-context.js';
 import type { SandboxLeases } from '../sandbox-leases.js';
 import type { StageResult } from '../stage.js';
 
 /**
- * Kinds that take no lease per call, and why: native tools run in the gateway process; MCP tools
- * run in their upstream server, a long-lived process of its own.
- */
-const NO_LEASE: Record<string, string> = {
-  native: 'native tools run in the gateway process',
-  mcp: 'MCP tools run in their upstream server, not in a per-call sandbox',
-  http: 'HTTP tools are requests the gateway sends through its checked egress',
-};
-
-/**
  * Stage 7: a lease of execution capacity with its limits, workspace and egress allow-list.
  * When capacity is short the call waits (`queued`) within its budget, then fails as a transient,
- * retryable failure before any effect.
+ * retryable failure before any effect. Whether a call needs a lease is its executor's
+ * {@link Executor.lease}; a kind with no executor is taken to need one (the execute stage then
+ * fails it).
  */
 export async function sandboxStage(
   ctx: PipelineContext,
+  executors: ReadonlyMap<string, Executor>,
   leases: SandboxLeases | undefined,
   timeoutMs: number,
 ): Promise<StageResult> {
   const d = ctx.tool!.stored.descriptor;
-  const why = NO_LEASE[d.kind];
-  if (why !== undefined)
-    return { outcome: 'continue', decision: 'not-required', reason: `no lease required: ${why}` };
+  const need = executors.get(d.kind)?.lease ?? { kind: 'sandbox' };
+  if (need.kind === 'none')
+    return {
+      outcome: 'continue',
+      decision: 'not-required',
+      reason: `no lease required: ${need.why}`,
+    };
   if (!leases)
     return {
       outcome: 'fail',
