@@ -18,12 +18,17 @@ export async function executeStage(
 ): Promise<StageResult> {
   const descriptor = ctx.tool!.stored.descriptor;
   const executor = executors.get(descriptor.kind);
+  const effectiveClass = ctx.classification!.effectiveClass;
   if (!executor) {
-    ctx.execution = {
-      status: 'failed',
-      code: 'NO_EXECUTOR',
-      message: `no executor for kind ${descriptor.kind} is configured`,
-    };
+    ctx.execution = judgeExecution(
+      {
+        status: 'stopped',
+        code: 'NO_EXECUTOR',
+        message: `no executor for kind ${descriptor.kind} is configured`,
+        effectMayHaveStarted: false,
+      },
+      effectiveClass,
+    );
     return { outcome: 'continue', reason: ctx.execution.message };
   }
   const signal = ctx.controller.signal;
@@ -32,7 +37,6 @@ export async function executeStage(
     timeoutMs,
   );
   const { record } = ctx;
-  const effectiveClass = ctx.classification!.effectiveClass;
   const report = await executor
     .execute({
       invocationId: record.id,
