@@ -58,9 +58,12 @@ export class PendingOutcomes {
           await settle(
             this.options,
             record,
-            'uncertain',
-            FailureCode.OUTCOME_NOT_RECORDED,
-            'Storage refused the write of this call’s outcome; its effect may have happened and was not confirmed',
+            {
+              code: FailureCode.OUTCOME_NOT_RECORDED,
+              message: 'Storage refused the write of this call’s outcome',
+              effectMayHaveStarted: true,
+              uncertainNote: 'its effect may have happened and was not confirmed',
+            },
             'once storage accepted writes again',
           );
           settled += 1;
@@ -68,9 +71,12 @@ export class PendingOutcomes {
           await settle(
             this.options,
             record,
-            'failed',
-            FailureCode.QUEUE_INTERRUPTED,
-            'Storage refused a write while this call waited for capacity; nothing ran — retry it with the same key',
+            {
+              code: FailureCode.QUEUE_INTERRUPTED,
+              message:
+                'Storage refused a write while this call waited for capacity; nothing ran — retry it with the same key',
+              effectMayHaveStarted: false,
+            },
             'once storage accepted writes again',
           );
           settled += 1;
