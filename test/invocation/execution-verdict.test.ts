@@ -6,7 +6,7 @@ import type { ExecutionReport } from '../../src/invocation/index.js';
 
 const stopped = (
   effectMayHaveStarted: boolean,
-  extra: { output?: unknown; uncertainNote?: string } = {},
+  extra: { output?: unknown; full?: unknown; uncertainNote?: string } = {},
 ): ExecutionReport => ({
   status: 'stopped',
   code: 'TIMEOUT',
@@ -66,5 +66,31 @@ describe('judgeExecution', () => {
       code: 'TIMEOUT',
       message: 'timed out',
     });
+  });
+
+  it('hands on the full output as reported, for every outcome, and adds none', () => {
+    const full = { stdout: { sha256: 'ab', bytes: 9 } };
+    expect(judgeExecution({ status: 'observed', output: { n: 1 }, full }, 'read')).toEqual({
+      status: 'observed',
+      output: { n: 1 },
+      full,
+    });
+    const report = stopped(true, { output: { exitCode: 3 }, full });
+    expect(judgeExecution(report, 'production')).toEqual({
+      status: 'uncertain',
+      code: 'TIMEOUT',
+      message: 'timed out',
+      output: { exitCode: 3 },
+      full,
+    });
+    expect(judgeExecution(report, 'read')).toEqual({
+      status: 'failed',
+      code: 'TIMEOUT',
+      message: 'timed out',
+      output: { exitCode: 3 },
+      full,
+    });
+    expect('full' in judgeExecution(stopped(true), 'production')).toBe(false);
+    expect('output' in judgeExecution(stopped(true), 'production')).toBe(false);
   });
 });
