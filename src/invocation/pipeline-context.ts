@@ -45,10 +45,11 @@ export interface PipelineContext {
   savedTrace: number;
   /** What to undo when the call ends, however it ends (revoke, release, remove). */
   cleanup: (() => Promise<void>)[];
-  /** Set by the execute stage: the executor's result as it came (may hold secrets; never stored). */
+  /**
+   * Set by the execute stage: the outcome judged from the executor's report, with its output and
+   * full output as they came (may hold secrets; never stored).
+   */
   execution?: ExecutionResult;
-  /** The output before sanitizing, for its digest. */
-  fullOutput?: unknown;
   /** The caller's span and log, from the request that caused this pass. */
   telemetry?: InvocationTelemetry;
   /** Set when the pass starts: the invocation span and the call's log. */
