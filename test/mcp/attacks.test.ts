@@ -85,6 +85,9 @@ describe('misbehaving upstreams', () => {
       .output;
     expect(out.truncated.originalBytes).toBeGreaterThan(500_000);
     expect(JSON.stringify(out).length).toBeLessThan(64 * 1024);
+    // The whole answer is reported beside the cut one, for the digest of the full output.
+    const full = (big as { full?: unknown }).full;
+    expect(Buffer.byteLength(JSON.stringify(full))).toBe(out.truncated.originalBytes);
     // Over the message limit the connection is cut: the tool ran, so a write is uncertain.
     const huge = await h.call(descriptors.huge!, {});
     expect(huge).toMatchObject({ status: 'uncertain' });

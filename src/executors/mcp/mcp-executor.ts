@@ -66,7 +66,7 @@ export class McpExecutor implements Executor {
         // The upstream's JSON, parsed by the SDK: what canonical JSON cannot hold (a number that
         // overflowed to Infinity, nesting past the bound) cannot be recorded or digested.
         const problem = jsonValueProblem(outcome.result);
-        if (!problem) return { status: 'observed', output: this.output(outcome.result) };
+        if (!problem) return { status: 'observed', ...this.output(outcome.result) };
         return {
           status: 'stopped',
           code: 'UPSTREAM_INVALID_ANSWER',
@@ -89,8 +89,11 @@ export class McpExecutor implements Executor {
     }
   }
 
-  /** The result's content (and structured content), bounded; a tool error says it is one. */
-  private output(r: CallToolResult): Record<string, unknown> {
+  /**
+   * The result's content (and structured content), bounded; a tool error says it is one. When the
+   * bound cut it, the whole is reported as `full`, for the digest of the full output.
+   */
+  private output(r: CallToolResult): { output: unknown; full?: unknown } {
     const out: Record<string, unknown> = {};
     if (r.isError === true) {
       out.isError = true;
@@ -98,7 +101,8 @@ export class McpExecutor implements Executor {
     }
     out.content = r.content;
     if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-    return boundOutput(out, this.maxOutputBytes);
+    const bounded = boundOutput(out, this.maxOutputBytes);
+    return bounded === out ? { output: out } : { output: bounded, full: out };
   }
 }
 
