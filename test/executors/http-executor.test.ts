@@ -13,7 +13,7 @@ import type { SideEffectClass } from '../../src/core/index.js';
 import { GatewayEgress } from '../../src/egress/index.js';
 import type { EgressDecision } from '../../src/egress/index.js';
 import { HttpExecutor, upstreamIdempotencyKey } from '../../src/executors/index.js';
-import { OutputCapture } from '../../src/invocation/index.js';
+import { OutputCapture, judgeExecution } from '../../src/invocation/index.js';
 import type { ExecutionRequest, ExecutionResult } from '../../src/invocation/index.js';
 import { Redactor } from '../../src/secrets/index.js';
 import { FileArtifactStore } from '../../src/storage/index.js';
@@ -150,7 +150,7 @@ async function run(
 ): Promise<Run> {
   const decisions: EgressDecision[] = [];
   const redactor = new Redactor(o.secrets ?? []);
-  const result = await executor.execute({
+  const request: ExecutionRequest = {
     invocationId: 'inv-1',
     tenant: 'acme',
     project: 'web',
@@ -172,7 +172,10 @@ async function run(
     ...(o.headers ? { headers: o.headers } : {}),
     onEgress: (decision) => decisions.push(decision),
     capture: () => new OutputCapture(artifacts, redactor.stream(), 4096),
-  });
+    redactAlso: () => {},
+  };
+  // The executor reports facts; the pipeline's one rule decides the outcome.
+  const result = judgeExecution(await executor.execute(request), request.effectiveClass);
   return { result, egress: decisions };
 }
 

@@ -1,6 +1,11 @@
 import { PinnedFetchError } from '../../egress/index.js';
 import type { GatewayEgressOpening, PinnedFetch } from '../../egress/index.js';
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../invocation/index.js';
+import type {
+  ExecutionReport,
+  ExecutionRequest,
+  Executor,
+  LeaseNeed,
+} from '../../invocation/index.js';
 import { abortCode } from '../../invocation/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import { DEFAULT_FAILURE_STATUSES, httpExecution, httpExecutionProblem } from './http-execution.js';
@@ -20,12 +25,17 @@ export interface HttpExecutorOptions {
 
 /**
  * Runs `http` descriptors: one request from the gateway through its checked egress, with
- * brokered credentials as headers. 2xx is observed; a declared failure status is failed (before
- * effect); for a call of a class that can change things, a timeout, a lost connection after the
- * request was sent, or an undeclared status is uncertain (a read call: failed). Nothing is retried.
- * A write-class call sends an `Idempotency-Key` that is the same on every attempt of the request.
+ * brokered credentials as headers. It reports 2xx as observed; a declared failure status as
+ * stopped before any effect; a timeout, a connection lost after the request was sent, or an
+ * undeclared status as stopped with an effect that may have started (judgeExecution makes that
+ * uncertain for a call that can change things, failed for a read). Nothing is retried. A
+ * write-class call sends an `Idempotency-Key` that is the same on every attempt of the request.
  */
 export class HttpExecutor implements Executor {
+  readonly lease: LeaseNeed = {
+    kind: 'none',
+    why: 'HTTP tools are requests the gateway sends through its checked egress',
+  };
   private readonly maxRequestBytes: number;
   private readonly maxRedirects: number;
 
@@ -38,20 +48,19 @@ export class HttpExecutor implements Executor {
     return httpExecutionProblem(d);
   }
 
-  async execute(req: ExecutionRequest): Promise<ExecutionResult> {
+  async execute(req: ExecutionRequest): Promise<ExecutionReport> {
     const c = httpExecution(req.descriptor);
     let plan: HttpRequestPlan;
     try {
       plan = planHttpRequest(c, req.input);
     } catch (err) {
-      return { status: 'failed', code: 'INVALID_REQUEST', message: (err as Error).message };
+      return notSent('INVALID_REQUEST', (err as Error).message);
     }
     if (plan.body !== undefined && Buffer.byteLength(plan.body) > this.maxRequestBytes)
-      return {
-        status: 'failed',
-        code: 'REQUEST_TOO_LARGE',
-        message: `the request body is ${Buffer.byteLength(plan.body)} bytes, over the bound of ${this.maxRequestBytes}; nothing was sent`,
-      };
+      return notSent(
+        'REQUEST_TOO_LARGE',
+        `the request body is ${Buffer.byteLength(plan.body)} bytes, over the bound of ${this.maxRequestBytes}; nothing was sent`,
+      );
     const write = req.effectiveClass !== 'read';
     if (write)
       plan.headers['idempotency-key'] = upstreamIdempotencyKey(
@@ -66,13 +75,9 @@ export class HttpExecutor implements Executor {
     const opened = await this.options.egress.open(plan.url, plan.method);
     req.onEgress?.(opened.decision);
     if (opened.fetch === undefined)
-      return {
-        status: 'failed',
-        code: 'EGRESS_REFUSED',
-        message: `${opened.decision.reason}; nothing was sent`,
-      };
+      return notSent('EGRESS_REFUSED', `${opened.decision.reason}; nothing was sent`);
     try {
-      return await this.send(req, plan, opened.fetch, write);
+      return await this.send(req, plan, opened.fetch);
     } finally {
       opened.fetch.close();
     }
@@ -82,8 +87,7 @@ export class HttpExecutor implements Executor {
     req: ExecutionRequest,
     plan: HttpRequestPlan,
     pinned: PinnedFetch,
-    write: boolean,
-  ): Promise<ExecutionResult> {
+  ): Promise<ExecutionReport> {
     let url = plan.url;
     let response: Response;
     for (let redirects = 0; ; redirects++) {
@@ -96,7 +100,7 @@ export class HttpExecutor implements Executor {
           redirect: 'manual',
         });
       } catch (err) {
-        return lost(req, err, write, 'before any response');
+        return lost(req, err, 'before any response');
       }
       const location = response.headers.get('location');
       const follow =
@@ -110,11 +114,9 @@ export class HttpExecutor implements Executor {
       try {
         target = new URL(location, url);
       } catch {
-        return {
-          status: 'failed',
-          code: 'REDIRECT_REFUSED',
-          message: `the upstream redirected to an unusable location ${JSON.stringify(location.slice(0, 200))}`,
-        };
+        return refusedRedirect(
+          `the upstream redirected to an unusable location ${JSON.stringify(location.slice(0, 200))}`,
+        );
       }
       if (target.origin !== url.origin) {
         req.onEgress?.({
@@ -125,23 +127,16 @@ export class HttpExecutor implements Executor {
           allowed: false,
           reason: `a redirect from ${url.origin} to another origin (${target.origin}) is not followed`,
         });
-        return {
-          status: 'failed',
-          code: 'REDIRECT_REFUSED',
-          message: `the upstream answered ${response.status} redirecting to ${target.origin}, another origin; redirects leave the origin never`,
-        };
+        return refusedRedirect(
+          `the upstream answered ${response.status} redirecting to ${target.origin}, another origin; redirects leave the origin never`,
+        );
       }
       if (redirects >= this.maxRedirects)
-        return {
-          status: 'failed',
-          code: 'REDIRECT_REFUSED',
-          message: `more than ${this.maxRedirects} redirects`,
-        };
+        return refusedRedirect(`more than ${this.maxRedirects} redirects`);
       url = target;
     }
     const body = await readBody(response, req.capture());
-    if (body.error !== undefined)
-      return lost(req, body.error, write, 'while the response body arrived');
+    if (body.error !== undefined) return lost(req, body.error, 'while the response body arrived');
     const { output, full } = httpOutput(response, body.captured);
     const extra = full === undefined ? {} : { full };
     const status = response.status;
@@ -151,44 +146,61 @@ export class HttpExecutor implements Executor {
     ).includes(status);
     const said = bodyMessage(output.body);
     const message = `the upstream answered ${status}${said === '' ? '' : ` (${said})`}`;
-    if (declared)
-      return {
-        status: 'failed',
-        code: `HTTP_${status}`,
-        message: `${message}, which the descriptor declares a failure before any effect`,
-        output,
-        ...extra,
-      };
-    if (!write) return { status: 'failed', code: `HTTP_${status}`, message, output, ...extra };
     return {
-      status: 'uncertain',
+      status: 'stopped',
       code: `HTTP_${status}`,
-      message: `${message}; the descriptor does not declare ${status} a failure, so an effect may have happened`,
       output,
       ...extra,
+      ...(declared
+        ? {
+            message: `${message}, which the descriptor declares a failure before any effect`,
+            effectMayHaveStarted: false,
+          }
+        : {
+            message,
+            effectMayHaveStarted: true,
+            uncertainNote: `the descriptor does not declare ${status} a failure, so an effect may have happened`,
+          }),
     };
   }
 }
 
+/** A call that stopped before its request was sent. */
+function notSent(code: string, message: string): ExecutionReport {
+  return { status: 'stopped', code, message, effectMayHaveStarted: false };
+}
+
 /**
- * A request that broke off: failed when it cannot have reached the upstream (the connection
- * failed before the request was sent) or the call cannot change anything; else uncertain.
+ * A redirect not followed: only GET and HEAD follow redirects, and a GET or HEAD changes nothing
+ * by the design of HTTP, so what was sent had no effect the descriptor counts on.
  */
-function lost(req: ExecutionRequest, err: unknown, write: boolean, when: string): ExecutionResult {
-  const notSent = err instanceof PinnedFetchError && !err.sent;
+function refusedRedirect(message: string): ExecutionReport {
+  return notSent('REDIRECT_REFUSED', message);
+}
+
+/**
+ * A request that broke off: stopped before any effect when it cannot have reached the upstream
+ * (the connection failed before the request was sent), else with an effect that may have started.
+ */
+function lost(req: ExecutionRequest, err: unknown, when: string): ExecutionReport {
+  const notSentYet = err instanceof PinnedFetchError && !err.sent;
   const aborted = req.signal.aborted;
-  const code = aborted ? abortCode(req.signal) : notSent ? 'CONNECTION_FAILED' : 'CONNECTION_LOST';
+  const code = aborted
+    ? abortCode(req.signal)
+    : notSentYet
+      ? 'CONNECTION_FAILED'
+      : 'CONNECTION_LOST';
   const why = aborted
     ? code === 'TIMEOUT'
       ? `the call timed out after ${req.timeoutMs} ms`
       : `the call was aborted (${code})`
     : `the connection failed: ${(err as Error).message}`;
-  if (notSent && !aborted)
-    return { status: 'failed', code, message: `${why}; the request was not sent` };
-  if (!write) return { status: 'failed', code, message: `${why} ${when}` };
+  if (notSentYet && !aborted) return notSent(code, `${why}; the request was not sent`);
   return {
-    status: 'uncertain',
+    status: 'stopped',
     code,
-    message: `${why} ${when}, after the request was sent; an effect may have happened`,
+    message: `${why} ${when}`,
+    effectMayHaveStarted: true,
+    uncertainNote: 'after the request was sent; an effect may have happened',
   };
 }
