@@ -1,19 +1,18 @@
 import { EventType, isoTime } from '../core/index.js';
-import type { Clock, DenialCode, OutboxEvent } from '../core/index.js';
+import type { Clock, DenialCode } from '../core/index.js';
 import type { Tracer } from '@opentelemetry/api';
-import { signReceipt } from '../audit/index.js';
 import type { ArtifactStore, Signer } from '../audit/index.js';
 import { classifySideEffect } from '../policy/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { KnownVersion } from '../tools/index.js';
 import type { Executor } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
-import { hasOutcome, transitionInvocation } from './invocation-status.js';
 import type { InvocationStatus } from './invocation-status.js';
-import type { InvocationStep, InvocationStore } from './invocation-store.js';
+import type { InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
-import { receiptPredicate } from './receipt-predicate.js';
-import { invocationAudit, invocationEvent, invocationSummary } from './invocation-ledger.js';
+import { invocationSummary } from './invocation-ledger.js';
+import { enterStatus, invocationStep } from './invocation-step.js';
+import type { StepParts } from './invocation-step.js';
 import type { StageName, StageResult, TraceEntry } from './stage.js';
 import { validationStage } from './stages/validation-stage.js';
 import { permissionStage } from './stages/permission-stage.js';
@@ -243,23 +242,12 @@ export class Pipeline {
     const { record } = ctx;
     const recorded = ctx.savedTrace > 0;
     const at = isoTime(this.options.clock.now());
-    record.status = transitionInvocation(recorded ? record.status : 'new', status);
-    record.updatedAt = at;
-    const final = hasOutcome(status);
-    if (final) {
-      record.completedAt = at;
-      record.trace.push({
-        stage: 'audit',
-        decision: 'recorded',
-        reason: 'audit record appended and receipt signed',
-        at,
-      });
-    }
+    const final = enterStatus(record, recorded ? record.status : 'new', status, at);
     const stages = record.trace.slice(ctx.savedTrace);
     const summary = invocationSummary(record, status);
-    const events: OutboxEvent[] = [];
+    const events: StepParts['events'][number][] = [];
     const event = (type: EventType, data: Record<string, unknown>) =>
-      events.push(invocationEvent(record, type, at, { ...summary, ...data }));
+      events.push({ type, data: { ...summary, ...data } });
     if (!recorded)
       event(EventType.ToolInvocationRequested, {
         environment: record.environment,
@@ -279,33 +267,39 @@ export class Pipeline {
     if (status === 'uncertain') event(EventType.ToolEffectUncertain, error);
     if (status === 'observed' || status === 'failed')
       event(EventType.ToolInvocationCompleted, error);
-    const audit = invocationAudit(record, `invocation.${status}`, at, record.principal, {
-      ...summary,
-      ...(recorded
-        ? {}
-        : {
-            project: record.project,
-            environment: record.environment,
-            input: record.input,
-            idempotencyKey: record.idempotencyKey,
-            attempt: record.attempt,
-          }),
-      effectiveClass: record.effectiveClass,
-      descriptorDigest: record.tool.descriptorDigest,
-      stages,
-      ...(record.approvalId ? { approvalId: record.approvalId } : {}),
-      ...error,
-      ...(record.outputInfo ? { output: record.outputInfo } : {}),
+    const step = invocationStep({
+      record,
+      at,
+      actor: record.principal,
+      audit: {
+        type: `invocation.${status}`,
+        data: {
+          ...summary,
+          ...(recorded
+            ? {}
+            : {
+                project: record.project,
+                environment: record.environment,
+                input: record.input,
+                idempotencyKey: record.idempotencyKey,
+                attempt: record.attempt,
+              }),
+          effectiveClass: record.effectiveClass,
+          descriptorDigest: record.tool.descriptorDigest,
+          stages,
+          ...(record.approvalId ? { approvalId: record.approvalId } : {}),
+          ...error,
+          ...(record.outputInfo ? { output: record.outputInfo } : {}),
+        },
+      },
+      events,
+      ...(final ? { signer: this.options.signer } : {}),
     });
-    const step: InvocationStep = { record, ledger: { audit: [audit], events } };
     if (ctx.pendingApproval) step.approval = ctx.pendingApproval;
     if (ctx.approved && record.approval === null) {
       step.consumeApproval = ctx.approved.id;
       record.approval = approvalSummary(ctx.approved);
     }
-    if (final)
-      step.seal = (last) =>
-        signReceipt(receiptPredicate({ ...record, audit: last }), this.options.signer);
     const span = final ? ctx.tracing?.stage('audit') : undefined;
     try {
       await this.options.store.save(step);

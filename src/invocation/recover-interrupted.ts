@@ -1,13 +1,10 @@
 import { EventType, FailureCode, isoTime } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import { signReceipt } from '../audit/index.js';
 import type { Signer } from '../audit/index.js';
 import type { InvocationRecord } from './invocation-record.js';
-import { transitionInvocation } from './invocation-status.js';
 import type { InvocationStore } from './invocation-store.js';
-import { receiptPredicate } from './receipt-predicate.js';
-import { invocationAudit, invocationEvent, invocationSummary } from './invocation-ledger.js';
-import type { TraceEntry } from './stage.js';
+import { invocationSummary } from './invocation-ledger.js';
+import { enterStatus, invocationStep } from './invocation-step.js';
 import { judgeExecution } from './execution-verdict.js';
 
 /**
@@ -73,50 +70,38 @@ export async function settle(
     record.effectiveClass ?? 'production',
   );
   const at = isoTime(o.clock.now());
-  const entries: TraceEntry[] = [
-    {
-      stage: interruption.effectMayHaveStarted ? 'execute' : 'sandbox',
-      decision: status === 'uncertain' ? 'uncertain' : 'fail',
-      reason: message,
-      at,
-    },
-    {
-      stage: 'audit',
-      decision: 'recorded',
-      reason: `audit record appended and receipt signed ${when}`,
-      at,
-    },
-  ];
-  record.status = transitionInvocation(record.status, status);
-  record.trace.push(...entries);
-  record.error = { code, message, stage: entries[0]!.stage };
-  record.updatedAt = at;
-  record.completedAt = at;
-  const summary = invocationSummary(record, status);
-  await o.store.save({
-    record,
-    ledger: {
-      audit: [
-        invocationAudit(record, `invocation.${status}`, at, 'system', {
-          ...summary,
-          stages: entries,
-          error: record.error,
-        }),
-      ],
-      events: [
-        invocationEvent(
-          record,
-          status === 'uncertain'
-            ? EventType.ToolEffectUncertain
-            : EventType.ToolInvocationCompleted,
-          at,
-          {
-            ...summary,
-            error: record.error,
-          },
-        ),
-      ],
-    },
-    seal: (last) => signReceipt(receiptPredicate({ ...record, audit: last }), o.signer),
+  const stage = interruption.effectMayHaveStarted ? 'execute' : 'sandbox';
+  const from = record.status;
+  const first = record.trace.length;
+  record.trace.push({
+    stage,
+    decision: status === 'uncertain' ? 'uncertain' : 'fail',
+    reason: message,
+    at,
   });
+  record.error = { code, message, stage };
+  enterStatus(record, from, status, at, when);
+  const summary = invocationSummary(record, status);
+  const error = { error: record.error };
+  await o.store.save(
+    invocationStep({
+      record,
+      at,
+      actor: 'system',
+      audit: {
+        type: `invocation.${status}`,
+        data: { ...summary, stages: record.trace.slice(first), ...error },
+      },
+      events: [
+        {
+          type:
+            status === 'uncertain'
+              ? EventType.ToolEffectUncertain
+              : EventType.ToolInvocationCompleted,
+          data: { ...summary, ...error },
+        },
+      ],
+      signer: o.signer,
+    }),
+  );
 }

@@ -1,13 +1,11 @@
 import { ErrorCode, EventType, FailureCode, GatehouseError, isoTime } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import { signReceipt } from '../audit/index.js';
 import type { Signer } from '../audit/index.js';
 import type { Principal } from '../tenancy/index.js';
 import type { InvocationRecord } from './invocation-record.js';
-import { transitionInvocation } from './invocation-status.js';
 import type { InvocationStore } from './invocation-store.js';
-import { receiptPredicate } from './receipt-predicate.js';
-import { invocationAudit, invocationEvent } from './invocation-ledger.js';
+import { transitionInvocation } from './invocation-status.js';
+import { invocationStep } from './invocation-step.js';
 import type { TraceEntry } from './stage.js';
 
 /**
@@ -95,15 +93,16 @@ export class UncertainEffects {
       status,
       operator: principal.id,
     };
-    await this.options.store.save({
-      record: resolved,
-      ledger: {
-        audit: [invocationAudit(record, 'invocation.resolved', at, principal.id, data)],
-        events: [invocationEvent(record, EventType.ToolEffectResolved, at, data)],
-      },
-      seal: (last) =>
-        signReceipt(receiptPredicate({ ...resolved, audit: last }), this.options.signer),
-    });
+    await this.options.store.save(
+      invocationStep({
+        record: resolved,
+        at,
+        actor: principal.id,
+        audit: { type: 'invocation.resolved', data },
+        events: [{ type: EventType.ToolEffectResolved, data }],
+        signer: this.options.signer,
+      }),
+    );
     return resolved;
   }
 }
