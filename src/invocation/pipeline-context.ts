@@ -62,3 +62,23 @@ export interface PipelineContext {
   /** Set by the sanitize stage: what of the execution may be kept. */
   sanitized?: SanitizedExecution;
 }
+
+/** The context once validation found the tool, the agent's release and the environment. */
+export type ValidatedContext = PipelineContext &
+  Required<Pick<PipelineContext, 'tool' | 'release' | 'environment'>>;
+
+/** A validated context whose effective class is known: what the policy stage and later read. */
+export type ClassifiedContext = ValidatedContext &
+  Required<Pick<PipelineContext, 'classification'>>;
+
+/**
+ * `ctx` as validated. Stages after validation run only on a validated call, so a missing part is
+ * a bug in the pipeline, reported as such.
+ * @throws Error naming what validation left unset.
+ */
+export function validated(ctx: PipelineContext): ValidatedContext {
+  const missing = (['tool', 'release', 'environment'] as const).filter((k) => !ctx[k]);
+  if (missing.length > 0)
+    throw new Error(`a stage after validation ran without ${missing.join(', ')} (a pipeline bug)`);
+  return ctx as ValidatedContext;
+}

@@ -9,7 +9,8 @@ import type { Executor } from './executor.js';
 import type { InvocationRecord } from './invocation-record.js';
 import type { InvocationStatus } from './invocation-status.js';
 import type { InvocationStore } from './invocation-store.js';
-import type { PipelineContext } from './pipeline-context.js';
+import { validated } from './pipeline-context.js';
+import type { ClassifiedContext, PipelineContext } from './pipeline-context.js';
 import { invocationSummary } from './invocation-ledger.js';
 import { enterStatus, invocationStep } from './invocation-step.js';
 import type { StepParts } from './invocation-step.js';
@@ -95,20 +96,27 @@ export class Pipeline {
             versions: () => options.toolVersions(c.record.tenant, c.record.tool.id),
           }),
       },
-      { name: 'permission', run: permissionStage },
-      { name: 'policy', run: (c) => policyStage(withClassification(c), options.policy) },
-      { name: 'classification', run: classificationStage },
-      { name: 'approval', run: (c) => approvalStage(c, options.policy, options.approvals) },
-      { name: 'credentials', run: (c) => credentialsStage(c, options.broker, this.timeoutOf(c)) },
+      { name: 'permission', run: (c) => permissionStage(validated(c)) },
+      { name: 'policy', run: (c) => policyStage(classified(c), options.policy) },
+      { name: 'classification', run: (c) => classificationStage(classified(c)) },
+      {
+        name: 'approval',
+        run: (c) => approvalStage(classified(c), options.policy, options.approvals),
+      },
+      {
+        name: 'credentials',
+        run: (c) => credentialsStage(validated(c), options.broker, this.timeoutOf(c)),
+      },
       {
         name: 'sandbox',
-        run: (c) => sandboxStage(c, options.executors, options.leases, this.timeoutOf(c)),
+        run: (c) =>
+          sandboxStage(validated(c), options.executors, options.leases, this.timeoutOf(c)),
       },
       {
         name: 'execute',
         run: (c) =>
           executeStage(
-            c,
+            classified(c),
             options.executors,
             this.timeoutOf(c),
             () =>
@@ -150,7 +158,7 @@ export class Pipeline {
   }
 
   private timeoutOf(ctx: PipelineContext): number {
-    return ctx.tool!.stored.descriptor.timeoutMs ?? this.options.defaultTimeoutMs;
+    return validated(ctx).tool.stored.descriptor.timeoutMs ?? this.options.defaultTimeoutMs;
   }
 
   private async pass(
@@ -161,9 +169,9 @@ export class Pipeline {
     ctx.markQueued = async () => {
       await this.save(ctx, 'queued');
     };
-    if (from !== 'validation' && !ctx.classification) withClassification(ctx);
+    if (from !== 'validation') classified(ctx);
     for (const step of this.steps.slice(this.steps.findIndex((s) => s.name === from))) {
-      if (step.name === 'execute' && ctx.classification!.effectiveClass !== 'read') {
+      if (step.name === 'execute' && classified(ctx).classification.effectiveClass !== 'read') {
         await this.save(ctx, 'running');
       }
       const started = process.hrtime.bigint();
@@ -337,14 +345,12 @@ function streamBound(maxOutputBytes: number): number {
   return Math.max(256, Math.floor((maxOutputBytes - 1024) / 2));
 }
 
-function withClassification(ctx: PipelineContext): PipelineContext {
-  if (!ctx.classification) {
-    ctx.classification = classifySideEffect(
-      ctx.tool!.stored.descriptor,
-      ctx.record.input,
-      ctx.environment!,
-    );
-    ctx.record.effectiveClass = ctx.classification.effectiveClass;
+/** `ctx` validated, with its effective class (classified the first time it is asked for). */
+function classified(ctx: PipelineContext): ClassifiedContext {
+  const v = validated(ctx);
+  if (!v.classification) {
+    v.classification = classifySideEffect(v.tool.stored.descriptor, v.record.input, v.environment);
+    v.record.effectiveClass = v.classification.effectiveClass;
   }
-  return ctx;
+  return v as ClassifiedContext;
 }

@@ -2,7 +2,7 @@ import { isoTime } from '../../core/index.js';
 import type { Clock, EnvironmentClass, IdGenerator } from '../../core/index.js';
 import type { Approval } from '../../approvals/index.js';
 import type { TenantPolicy } from '../../policy/index.js';
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ClassifiedContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 import { policyRequest } from './policy-stage.js';
 
@@ -23,7 +23,7 @@ export interface ApprovalSettings {
  * with the approval it presented.
  */
 export function approvalStage(
-  ctx: PipelineContext,
+  ctx: ClassifiedContext,
   policy: TenantPolicy,
   settings: ApprovalSettings,
 ): StageResult {
@@ -47,9 +47,9 @@ export function approvalStage(
     };
   }
   const { record } = ctx;
-  const env = ctx.environment!;
+  const env = ctx.environment;
   const now = settings.clock.now();
-  const effectiveClass = ctx.classification!.effectiveClass;
+  const effectiveClass = ctx.classification.effectiveClass;
   const reason = `a ${effectiveClass} call in ${env.class} environment ${env.name} needs a reviewer's approval (no policy permits it to run unattended)`;
   const approval: Approval = {
     id: settings.ids.next(),
@@ -60,7 +60,7 @@ export function approvalStage(
     invocationId: record.id,
     requestHash: record.requestHash,
     tool: { id: record.tool.id, version: record.tool.version },
-    descriptorDigest: ctx.tool!.stored.digest,
+    descriptorDigest: ctx.tool.stored.digest,
     effectiveClass,
     requestedBy: record.principal,
     reason,

@@ -1,12 +1,12 @@
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ClassifiedContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
  * Stage 4: records the effective side-effect class (computed before policy, which needs it) and
  * refuses `shared-write` and `production` calls into a frozen environment.
  */
-export function classificationStage(ctx: PipelineContext): StageResult {
-  const c = ctx.classification!;
+export function classificationStage(ctx: ClassifiedContext): StageResult {
+  const c = ctx.classification;
   const details = {
     declaredClass: c.declaredClass,
     effectiveClass: c.effectiveClass,

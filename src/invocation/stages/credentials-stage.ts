@@ -1,7 +1,7 @@
 import { isGatehouseError } from '../../core/index.js';
 import { Redactor } from '../../secrets/index.js';
 import type { CredentialBroker, CredentialNeed } from '../../secrets/index.js';
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ValidatedContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
@@ -10,11 +10,11 @@ import type { StageResult } from '../stage.js';
  * Any broker failure fails closed: the call ends `failed` before any effect, nothing spawned.
  */
 export async function credentialsStage(
-  ctx: PipelineContext,
+  ctx: ValidatedContext,
   broker: CredentialBroker | undefined,
   timeoutMs: number,
 ): Promise<StageResult> {
-  const needs = (ctx.tool!.stored.descriptor.credentials ?? []) as unknown as CredentialNeed[];
+  const needs = (ctx.tool.stored.descriptor.credentials ?? []) as unknown as CredentialNeed[];
   if (needs.length === 0)
     return {
       outcome: 'continue',

@@ -2,7 +2,7 @@ import { Redactor } from '../../secrets/index.js';
 import type { Executor, ExecutionResult } from '../executor.js';
 import { judgeExecution } from '../execution-verdict.js';
 import type { OutputCapture } from '../output-capture.js';
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ClassifiedContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
@@ -11,14 +11,14 @@ import type { StageResult } from '../stage.js';
  * effective class, is left on the context for sanitizing and the receipt.
  */
 export async function executeStage(
-  ctx: PipelineContext,
+  ctx: ClassifiedContext,
   executors: ReadonlyMap<string, Executor>,
   timeoutMs: number,
   capture: () => OutputCapture,
 ): Promise<StageResult> {
-  const descriptor = ctx.tool!.stored.descriptor;
+  const descriptor = ctx.tool.stored.descriptor;
   const executor = executors.get(descriptor.kind);
-  const effectiveClass = ctx.classification!.effectiveClass;
+  const effectiveClass = ctx.classification.effectiveClass;
   if (!executor) {
     ctx.execution = judgeExecution(
       {
@@ -42,7 +42,7 @@ export async function executeStage(
       invocationId: record.id,
       tenant: record.tenant,
       project: record.project,
-      environment: ctx.environment!,
+      environment: ctx.environment,
       agent: record.agent,
       descriptor,
       input: record.input,

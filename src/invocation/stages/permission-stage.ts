@@ -1,13 +1,13 @@
 import { checkAgentPermission } from '../../policy/index.js';
 import { toolRef } from '../../tools/index.js';
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ValidatedContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
  * Stage 2: the tool version is in the agent release's closure and has not been revoked.
  * A deprecated version pinned by the closure stays callable, with a warning.
  */
-export function permissionStage(ctx: PipelineContext): StageResult {
+export function permissionStage(ctx: ValidatedContext): StageResult {
   const { record } = ctx;
   const agent = `${record.agent.id}@${record.agent.version}`;
   if (!ctx.release) {
@@ -20,7 +20,7 @@ export function permissionStage(ctx: PipelineContext): StageResult {
   const permitted = checkAgentPermission(ctx.release.release, record.tool);
   if (!permitted.allowed)
     return { outcome: 'deny', code: 'PERMISSION_DENIED', reason: permitted.reason };
-  const stored = ctx.tool!.stored;
+  const stored = ctx.tool.stored;
   if (stored.state === 'revoked') {
     return {
       outcome: 'deny',

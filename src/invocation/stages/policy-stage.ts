@@ -1,12 +1,12 @@
 import type { PolicyAction, PolicyRequest, TenantPolicy } from '../../policy/index.js';
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ClassifiedContext } from '../pipeline-context.js';
 import type { StageResult } from '../stage.js';
 
 /**
  * Stage 3: tenant and project policy in Cedar. The request carries the agent, the tool, the
  * environment and its class, the effective class and the input, so a policy can forbid by argument.
  */
-export function policyStage(ctx: PipelineContext, policy: TenantPolicy): StageResult {
+export function policyStage(ctx: ClassifiedContext, policy: TenantPolicy): StageResult {
   const decision = policy.evaluate(policyRequest(ctx, 'invoke'));
   const details = { determiningPolicies: decision.determiningPolicies, cached: decision.cached };
   if (decision.decision === 'deny') {
@@ -16,13 +16,13 @@ export function policyStage(ctx: PipelineContext, policy: TenantPolicy): StageRe
 }
 
 /** The question a stage puts to tenant policy about this call. */
-export function policyRequest(ctx: PipelineContext, action: PolicyAction): PolicyRequest {
+export function policyRequest(ctx: ClassifiedContext, action: PolicyAction): PolicyRequest {
   const { record } = ctx;
-  const tool = ctx.tool!.stored.descriptor;
+  const tool = ctx.tool.stored.descriptor;
   return {
     tenant: record.tenant,
     project: record.project,
-    environment: ctx.environment!,
+    environment: ctx.environment,
     agent: record.agent,
     tool: {
       id: tool.id,
@@ -30,7 +30,7 @@ export function policyRequest(ctx: PipelineContext, action: PolicyAction): Polic
       kind: tool.kind,
       declaredClass: tool.sideEffect.class,
     },
-    effectiveClass: ctx.classification!.effectiveClass,
+    effectiveClass: ctx.classification.effectiveClass,
     input: record.input,
     action,
   };

@@ -1,6 +1,6 @@
 import { isGatehouseError } from '../../core/index.js';
 import type { Executor } from '../executor.js';
-import type { PipelineContext } from '../pipeline-context.js';
+import type { ValidatedContext } from '../pipeline-context.js';
 import type { SandboxLeases } from '../sandbox-leases.js';
 import type { StageResult } from '../stage.js';
 
@@ -12,12 +12,12 @@ import type { StageResult } from '../stage.js';
  * fails it).
  */
 export async function sandboxStage(
-  ctx: PipelineContext,
+  ctx: ValidatedContext,
   executors: ReadonlyMap<string, Executor>,
   leases: SandboxLeases | undefined,
   timeoutMs: number,
 ): Promise<StageResult> {
-  const d = ctx.tool!.stored.descriptor;
+  const d = ctx.tool.stored.descriptor;
   const need = executors.get(d.kind)?.lease ?? { kind: 'sandbox' };
   if (need.kind === 'none')
     return {
