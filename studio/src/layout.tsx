@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
+import { may } from './access.js';
 import { api, messageOf } from './api.js';
 import { ErrorNote } from './components/bits.js';
 import { stopLive, useLiveState } from './live.js';
@@ -83,6 +84,10 @@ export function Layout(props: {
             {reviews ? link('/studio/approvals', 'Approvals', pending.value) : null}
             {operates ? link('/studio/uncertain', 'Uncertain', uncertain.value) : null}
             {link('/studio/invocations', 'Invocations')}
+            {may(session.principal.roles, 'GET /v1/mcp-servers')
+              ? link('/studio/mcp', 'MCP servers')
+              : null}
+            {link('/studio/tools', 'Tools & releases')}
             {link('/studio/audit', 'Audit')}
           </ul>
         </nav>

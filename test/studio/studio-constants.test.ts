@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ACCESS } from '../../src/http/index.js';
 import { hasOutcome, InvocationStatus } from '../../src/invocation/index.js';
+import { ROUTE_ROLES } from '../../studio/src/access.js';
 import { DECIDED_STATUSES, INVOCATION_STATUSES } from '../../studio/src/invocation-states.js';
 
 /**
@@ -15,5 +17,17 @@ describe("the Studio's invocation states are the server's", () => {
     const decided = Object.values(InvocationStatus).filter((s) => hasOutcome(s));
     expect([...DECIDED_STATUSES].sort()).toEqual(decided.sort());
     expect(decided.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the Studio's copy of who may call the routes its buttons use is the server's", () => {
+  it('every route it names, with exactly the roles the access table allows', () => {
+    for (const [route, roles] of Object.entries(ROUTE_ROLES)) {
+      const access = ACCESS[route as keyof typeof ACCESS];
+      expect(access, route).toBeDefined();
+      const allowed = access.roles === 'public' ? [] : Object.keys(access.roles);
+      // Agents never sign in to the Studio, so the Studio's copy leaves them out.
+      expect([...roles].sort(), route).toEqual(allowed.filter((r) => r !== 'agent').sort());
+    }
   });
 });

@@ -1,6 +1,8 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type { Approval as ServerApproval } from '../../src/approvals/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
+import type { McpServerView as ServerMcpView } from '../../src/mcp/index.js';
+import type { McpServerView } from '../../studio/src/mcp-types.js';
 import type { Approval, Invocation } from '../../studio/src/types.js';
 
 /**
@@ -15,5 +17,9 @@ describe('the Studio reads the shapes the API answers', () => {
 
   it('an invocation record', () => {
     expectTypeOf<InvocationRecord>().toMatchTypeOf<Invocation>();
+  });
+
+  it('an MCP server with its discovery and bindings', () => {
+    expectTypeOf<ServerMcpView>().toMatchTypeOf<McpServerView>();
   });
 });
