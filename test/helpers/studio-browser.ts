@@ -8,7 +8,7 @@ import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
 import { startDemoGateway } from './gateway-fixture.js';
-import type { DemoGateway } from './gateway-fixture.js';
+import type { DemoGateway, DemoGatewayOptions } from './gateway-fixture.js';
 import { missingCommand } from './prerequisites.js';
 
 /** Debian's Chromium, which the Studio's tests drive (never a downloaded browser). */
@@ -99,16 +99,21 @@ export interface StudioSession {
 /**
  * Builds the Studio, starts a listening demo gateway serving it and launches Chromium before the
  * suite; closes every context, the browser and the gateway and removes the build after it. Call
- * inside the `describe` (guarded by `skipWithout(..., chromiumProblem())`).
+ * inside the `describe` (guarded by `skipWithout(..., chromiumProblem())`). `options` go to the
+ * demo gateway (its `config` gets the build's folder added).
  */
-export function useStudio(): StudioSession {
+export function useStudio(options: DemoGatewayOptions = {}): StudioSession {
   let gateway: DemoGateway | undefined;
   let browser: Browser | undefined;
   let studio: { dir: string; remove: () => void } | undefined;
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
     studio = buildStudio();
-    gateway = await startDemoGateway({ listen: true, config: { studioDir: studio.dir } });
+    gateway = await startDemoGateway({
+      ...options,
+      listen: true,
+      config: { ...options.config, studioDir: studio.dir },
+    });
     browser = await launchChromium();
   });
   afterAll(async () => {
