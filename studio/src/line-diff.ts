@@ -26,10 +26,11 @@ export function lineDiff(before: string, after: string): string {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       out.push(` ${a[i++]}`);
       j++;
-    } else if (j < b.length && (i === a.length || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-      out.push(`+${b[j++]}`);
-    } else {
+    } else if (i < a.length && (j === b.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
+      // Removed lines before added ones, as unified diffs show a replaced line.
       out.push(`-${a[i++]}`);
+    } else {
+      out.push(`+${b[j++]}`);
     }
   }
   return out.join('\n');

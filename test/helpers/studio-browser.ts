@@ -94,6 +94,11 @@ export interface StudioSession {
   url(): string;
   /** A new page in a new browser context (1280×800), closed after the suite. */
   page(): Promise<Page>;
+  /**
+   * Writes a full-page screenshot `name`.png of `page` into the build's folder, or into the folder
+   * `GATEHOUSE_STUDIO_SHOTS` names (to refresh the README's images under docs/images/).
+   */
+  screenshot(page: Page, name: string): Promise<void>;
 }
 
 /**
@@ -144,6 +149,10 @@ export function useStudio(options: DemoGatewayOptions = {}): StudioSession {
       });
       contexts.push(context);
       return context.newPage();
+    },
+    async screenshot(page, name) {
+      const folder = process.env.GATEHOUSE_STUDIO_SHOTS ?? started('build', studio).dir;
+      await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true });
     },
   };
 }

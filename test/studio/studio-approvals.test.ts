@@ -80,7 +80,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         .getByText('1')
         .waitFor();
       expect(await seriousViolations(p)).toEqual([]);
-      await p.screenshot({ path: join(studio.dir, 'approvals.png') });
+      await studio.screenshot(p, 'approvals');
 
       await card.getByLabel('Reason (required to reject)').fill('typo fix, reviewed the diff');
       await card.getByRole('button', { name: 'Approve' }).click();

@@ -38,6 +38,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       }
       await p.getByRole('list', { name: 'Stage timeline' }).getByText('execute').waitFor();
       expect(await seriousViolations(p)).toEqual([]);
+      await studio.screenshot(p, 'invocation');
 
       // A test double of the receipt route serves the receipt with one signature byte changed.
       await p.route(`**/v1/invocations/${id}/receipt`, async (route) => {

@@ -106,7 +106,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         expect(schema).not.toContain('-    "who": {');
         expect(await row.locator('.badge').textContent()).toBe('unbound');
         expect(await seriousViolations(p)).toEqual([]);
-        await p.screenshot({ path: join(studio.dir, 'mcp-server.png'), fullPage: true });
+        await studio.screenshot(p, 'mcp-server');
 
         // An admin sees the change but no re-approve button: it is the maintainer's call.
         const q = await studio.page();
@@ -150,7 +150,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         await p.getByRole('link', { name: 'MCP servers' }).click();
         await p.getByRole('row', { name: /everything/ }).waitFor();
         expect(await seriousViolations(p)).toEqual([]);
-        await p.screenshot({ path: join(studio.dir, 'mcp-servers.png'), fullPage: true });
+        await studio.screenshot(p, 'mcp-servers');
 
         const form = p.getByRole('form', { name: 'Register a server' });
         await form.getByLabel('Name').fill('from-the-studio');
@@ -238,7 +238,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         );
         expect(items.sort()).toEqual(demo!.closure.map((c) => `${c.id}@${c.version}`).sort());
         expect(await seriousViolations(p)).toEqual([]);
-        await p.screenshot({ path: join(studio.dir, 'tools.png'), fullPage: true });
+        await studio.screenshot(p, 'tools');
       },
       SLOW,
     );
