@@ -1,17 +1,19 @@
 // @ts-check
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { bundleBudget } from './bundle-budget.js';
 
 /**
  * The Studio's build: `npm run build` writes it to dist/studio/, which the gateway serves at
- * /studio. Hashed asset names (cached for a year), no inline script (the CSP forbids it), and the
- * gzip size of every file printed.
+ * /studio. Hashed asset names (cached for a year), no inline script (the CSP forbids it), the
+ * gzip size of every file printed, and the first view's total checked against its budget.
  */
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/studio/',
   publicDir: false,
   logLevel: 'info',
+  plugins: [bundleBudget()],
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
     outDir: fileURLToPath(new URL('../dist/studio/', import.meta.url)),
