@@ -8,3 +8,10 @@ export {
 } from './http-execution.js';
 export { planHttpRequest, upstreamIdempotencyKey, type HttpRequestPlan } from './http-request.js';
 export { SAFE_RESPONSE_HEADERS, type HttpOutput } from './http-response.js';
+export { dereferenceOpenApi } from './openapi-document.js';
+export {
+  importOpenApi,
+  kebabCase,
+  type OpenApiImport,
+  type OpenApiImportOptions,
+} from './openapi-import.js';

@@ -1,0 +1,28 @@
+import { dereference } from '@readme/openapi-parser';
+import { ErrorCode, GatehouseError } from '../../core/index.js';
+
+/**
+ * An OpenAPI document (a parsed object, or the path of a JSON or YAML file) with its `$ref`s
+ * inside the document resolved, by `@readme/openapi-parser`. References to other files or URLs are
+ * not followed (they stay `$ref` and the import refuses the operations that use them), and a
+ * circular reference is refused: nothing is fetched and nothing outside the document is read.
+ *
+ * @throws GatehouseError `INVALID_INPUT` when the document cannot be read or resolved, with the
+ *   parser's explanation
+ */
+export async function dereferenceOpenApi(source: string | object): Promise<unknown> {
+  try {
+    // The parser resolves in place: work on a copy so the caller's object stays as it was.
+    const api = typeof source === 'string' ? source : structuredClone(source);
+    return await dereference(api as Parameters<typeof dereference>[0], {
+      resolve: { external: false },
+      dereference: { circular: false },
+      timeoutMs: 10_000,
+    });
+  } catch (e) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `OpenAPI import: the document cannot be resolved: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}

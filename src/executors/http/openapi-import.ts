@@ -1,0 +1,289 @@
+import { ErrorCode, GatehouseError, isSideEffectClass } from '../../core/index.js';
+import type { SideEffectClass } from '../../core/index.js';
+import type { ToolDescriptor } from '../../tools/index.js';
+import type { HttpExecution, HttpMethod } from './http-execution.js';
+import { requestSchema } from './openapi-schema.js';
+
+/** What to import from an OpenAPI document, and as what. */
+export interface OpenApiImportOptions {
+  /** Prefix of every tool id: `acme/tickets` makes `acme/tickets/create-ticket`. */
+  idPrefix: string;
+  /** The version every imported descriptor is published as. */
+  version: string;
+  /** The operationIds to import; at least one. */
+  select: string[];
+  /** operationId → declared class, overriding GET/HEAD → read, others → shared-write. */
+  classes?: Record<string, string>;
+  /** The base URL requests go to, instead of the document's (first) server. */
+  baseUrl?: string;
+}
+
+/** The descriptors made, and what of the document they could not carry (one line each). */
+export interface OpenApiImport {
+  descriptors: ToolDescriptor[];
+  warnings: string[];
+}
+
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  description?: string;
+  schema?: unknown;
+  content?: Record<string, { schema?: unknown }>;
+}
+
+interface Operation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  parameters?: Parameter[];
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, unknown> };
+  servers?: Server[];
+}
+
+interface Server {
+  url: string;
+  variables?: Record<string, { default?: string }>;
+}
+
+interface Found {
+  method: HttpMethod;
+  path: string;
+  operation: Operation;
+  pathParameters: Parameter[];
+  servers: Server[] | undefined;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+/**
+ * Header parameters OpenAPI says are ignored (the request's framing and credentials), and headers
+ * the gateway sets itself: an imported tool never takes them from the input.
+ */
+const SKIPPED_HEADERS = new Set([
+  'accept',
+  'content-type',
+  'authorization',
+  'idempotency-key',
+  'host',
+  'content-length',
+]);
+
+/** The property of the input that holds the JSON request body. */
+const BODY = 'body';
+
+/**
+ * One `http` descriptor per selected operation of an OpenAPI 3.0/3.1 document whose references
+ * are already resolved: the input schema holds the path, query and header parameters as members
+ * and the JSON request body as `body`; the URL is the server URL (or `baseUrl`) and the path as an
+ * RFC 6570 template; GET and HEAD are `read`, the others `shared-write` unless `classes` says
+ * otherwise. Pure: reads nothing and publishes nothing.
+ *
+ * @throws GatehouseError `INVALID_INPUT` naming what is wrong: an operationId the document does
+ *   not have (listing those it has), an unknown class, no absolute server URL, a required body
+ *   that is not JSON, a parameter name used twice, an unresolved `$ref`.
+ */
+export function importOpenApi(document: unknown, options: OpenApiImportOptions): OpenApiImport {
+  const doc = document as {
+    openapi?: unknown;
+    paths?: Record<string, Record<string, unknown>>;
+    servers?: Server[];
+  };
+  if (typeof doc !== 'object' || doc === null || typeof doc.openapi !== 'string')
+    fail('the document is not an OpenAPI document (it has no "openapi" version field)');
+  if (!/^3\.[01]\./.test(doc.openapi))
+    fail(`the document is OpenAPI ${doc.openapi}; only OpenAPI 3.0 and 3.1 are imported`);
+  if (!/^[a-z0-9][a-z0-9._-]*(\/[a-z0-9][a-z0-9._-]*)*$/.test(options.idPrefix))
+    fail(
+      `the id prefix ${JSON.stringify(options.idPrefix)} is not a tool id: lowercase letters, digits, ".", "_", "-", in parts joined by "/" (e.g. acme/tickets)`,
+    );
+  if (options.select.length === 0) fail('select at least one operationId');
+  const operations = operationsOf(doc.paths ?? {});
+  const missing = options.select.filter((id) => !operations.has(id));
+  if (missing.length > 0)
+    fail(
+      `the document has no operation ${missing.join(', ')}; its operationIds: ${[...operations.keys()].join(', ') || '(none)'}`,
+    );
+  for (const [id, cls] of Object.entries(options.classes ?? {})) {
+    if (!options.select.includes(id))
+      fail(
+        `a class is given for ${id}, which is not selected (select: ${options.select.join(', ')})`,
+      );
+    if (!isSideEffectClass(cls))
+      fail(
+        `the class of ${id} is ${JSON.stringify(cls)}; it must be one of read, workspace-write, shared-write, production`,
+      );
+  }
+  const warnings: string[] = [];
+  const descriptors = options.select.map((id) =>
+    descriptorOf(id, operations.get(id)!, doc.servers, options, warnings),
+  );
+  return { descriptors, warnings };
+}
+
+function fail(message: string): never {
+  throw new GatehouseError(ErrorCode.INVALID_INPUT, `OpenAPI import: ${message}`);
+}
+
+/** Every operation with an operationId, by operationId, in document order. */
+function operationsOf(paths: Record<string, Record<string, unknown>>): Map<string, Found> {
+  const found = new Map<string, Found>();
+  for (const [path, item] of Object.entries(paths)) {
+    if (typeof item !== 'object' || item === null) continue;
+    for (const method of METHODS) {
+      const operation = item[method] as Operation | undefined;
+      if (typeof operation?.operationId !== 'string') continue;
+      found.set(operation.operationId, {
+        method: method.toUpperCase() as HttpMethod,
+        path,
+        operation,
+        pathParameters: (item.parameters as Parameter[] | undefined) ?? [],
+        servers: item.servers as Server[] | undefined,
+      });
+    }
+  }
+  return found;
+}
+
+/** `getPetById` → `get-pet-by-id`, `list_HTTPChecks` → `list-http-checks`. */
+export function kebabCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+function descriptorOf(
+  id: string,
+  found: Found,
+  docServers: Server[] | undefined,
+  options: OpenApiImportOptions,
+  warnings: string[],
+): ToolDescriptor {
+  const { operation, method } = found;
+  // Operation-level parameters override path-level ones of the same name and location.
+  const byKey = new Map<string, Parameter>();
+  for (const p of [...found.pathParameters, ...(operation.parameters ?? [])])
+    byKey.set(`${p.in}:${p.name}`, p);
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  const headers: Record<string, string> = {};
+  const query: Record<string, string> = {};
+  let path = found.path;
+  for (const p of byKey.values()) {
+    const ref = (p as { $ref?: unknown }).$ref;
+    if (ref !== undefined) fail(`${id}: parameter $ref ${JSON.stringify(ref)} is not resolved`);
+    if (p.in === 'cookie') {
+      if (p.required) fail(`${id}: the required cookie parameter ${p.name} cannot be sent`);
+      warnings.push(`${id}: cookie parameter ${p.name} is left out (cookies are not sent)`);
+      continue;
+    }
+    if (p.in === 'header' && SKIPPED_HEADERS.has(p.name.toLowerCase())) continue;
+    if (p.name === BODY && operation.requestBody !== undefined)
+      fail(`${id}: a parameter is named "${BODY}", the name the request body takes in the input`);
+    if (properties[p.name] !== undefined)
+      fail(`${id}: two parameters are named ${p.name}; the input cannot hold both`);
+    properties[p.name] = parameterSchema(id, p);
+    if (p.required || p.in === 'path') required.push(p.name);
+    const pointer = `/${p.name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (p.in === 'header') headers[p.name] = pointer;
+    else if (p.in === 'query') query[p.name] = pointer;
+    else if (p.in === 'path') path = path.split(`{${p.name}}`).join(`{${templateName(p.name)}}`);
+  }
+  const execution: HttpExecution = {
+    method,
+    url: `${baseOf(id, found, docServers, options)}${path}`,
+  };
+  if (Object.keys(headers).length > 0) execution.headers = headers;
+  if (Object.keys(query).length > 0) execution.query = query;
+  const body = operation.requestBody;
+  if (body !== undefined) {
+    const media = Object.keys(body.content ?? {});
+    const json = media.find((m) => /^application\/(.+\+)?json(;|$)/i.test(m));
+    if (json === undefined) {
+      if (body.required)
+        fail(`${id}: its request body is ${media.join(', ')}; only JSON request bodies are sent`);
+      warnings.push(
+        `${id}: its optional request body (${media.join(', ')}) is left out; only JSON request bodies are sent`,
+      );
+    } else {
+      const schema = (body.content![json] as { schema?: unknown }).schema ?? {};
+      properties[BODY] = requestSchema(schema, `${id}: request body`);
+      if (body.description)
+        (properties[BODY] as Record<string, unknown>).description ??= body.description;
+      if (body.required) required.push(BODY);
+      execution.body = `/${BODY}`;
+    }
+  }
+  const inputSchema: Record<string, unknown> = {
+    type: 'object',
+    additionalProperties: false,
+    properties,
+  };
+  if (required.length > 0) inputSchema.required = required;
+  const cls =
+    options.classes?.[id] ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'shared-write');
+  const descriptor: ToolDescriptor = {
+    id: `${options.idPrefix}/${kebabCase(id)}`,
+    version: options.version,
+    kind: 'http',
+    description: describe(id, method, found.path, operation),
+    inputSchema,
+    sideEffect: { class: cls as SideEffectClass },
+    execution: execution as unknown as Record<string, unknown>,
+  };
+  if (operation.summary) descriptor.title = operation.summary.trim();
+  return descriptor;
+}
+
+/** The operation's summary and description, or its method and path when it has neither. */
+function describe(id: string, method: string, path: string, op: Operation): string {
+  const parts = [op.summary, op.description].map((s) => s?.trim()).filter((s) => !!s);
+  const text = [...new Set(parts)].join('\n\n');
+  return text || `${id}: ${method} ${path}`;
+}
+
+function parameterSchema(id: string, p: Parameter): Record<string, unknown> {
+  const raw = p.schema ?? Object.values(p.content ?? {})[0]?.schema ?? {};
+  const schema = requestSchema(raw, `${id}: parameter ${p.name}`);
+  if (p.description && schema.description === undefined) schema.description = p.description;
+  return schema;
+}
+
+/** A parameter name as an RFC 6570 variable name: characters outside [A-Za-z0-9_.] %-encoded. */
+function templateName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.]/g, (c) =>
+    [...Buffer.from(c, 'utf8')]
+      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+      .join(''),
+  );
+}
+
+/** The absolute base URL of an operation, without a trailing "/". */
+function baseOf(
+  id: string,
+  found: Found,
+  docServers: Server[] | undefined,
+  options: OpenApiImportOptions,
+): string {
+  let url = options.baseUrl;
+  if (url === undefined) {
+    const server = (found.operation.servers ?? found.servers ?? docServers)?.[0];
+    if (server === undefined)
+      fail(`${id}: the document names no server; give the base URL (--base-url)`);
+    url = server.url.replace(/\{([^}]+)\}/g, (whole, name: string) => {
+      const value = server.variables?.[name]?.default;
+      if (value === undefined)
+        fail(`${id}: server variable {${name}} has no default; give the base URL`);
+      return value;
+    });
+  }
+  if (!/^https?:\/\/[^/]/i.test(url))
+    fail(
+      `${id}: the server URL ${JSON.stringify(url)} is not an absolute http(s) URL; give the base URL (--base-url)`,
+    );
+  return url.replace(/\/+$/, '');
+}

@@ -1,0 +1,91 @@
+/** Keywords of OpenAPI 3.0's schema object that mean nothing to a JSON Schema validator. */
+const DROPPED = new Set(['xml', 'externalDocs', 'discriminator', 'example', 'nullable']);
+
+/** Keywords whose value is one schema. */
+const ONE = new Set([
+  'items',
+  'not',
+  'additionalProperties',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+]);
+/** Keywords whose value is a list of schemas. */
+const LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+/** Keywords whose value maps names to schemas. */
+const MAP = new Set(['properties', 'patternProperties', 'dependentSchemas', '$defs']);
+
+/**
+ * An OpenAPI 3.0 or 3.1 schema object of a request, as a JSON Schema 2020-12 schema: `nullable`
+ * becomes a `"null"` type, draft-04 boolean `exclusiveMinimum`/`exclusiveMaximum` become numbers,
+ * `readOnly` properties are dropped (a client does not send them), and documentation-only
+ * keywords (`xml`, `example`, `discriminator`, `externalDocs`) are left out.
+ *
+ * @param where where the schema is, for messages (`addPet: request body`)
+ * @throws Error naming `where` when the schema still holds a `$ref` (external or circular: the
+ *   document must be dereferenced and self-contained)
+ */
+export function requestSchema(schema: unknown, where: string): Record<string, unknown> {
+  return convert(schema, where, new Set()) as Record<string, unknown>;
+}
+
+function convert(schema: unknown, where: string, path: Set<object>): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  if (path.has(schema)) throw new Error(`${where}: the schema is circular`);
+  const s = schema as Record<string, unknown>;
+  if (typeof s.$ref === 'string')
+    throw new Error(
+      `${where}: $ref ${JSON.stringify(s.$ref)} is not resolved (only references inside the document are followed)`,
+    );
+  path.add(schema);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(s)) {
+    if (DROPPED.has(key)) continue;
+    if (ONE.has(key)) out[key] = convert(value, where, path);
+    else if (LIST.has(key) && Array.isArray(value))
+      out[key] = value.map((v) => convert(v, where, path));
+    else if (MAP.has(key) && typeof value === 'object' && value !== null) {
+      const entries = Object.entries(value as Record<string, unknown>).filter(
+        ([, v]) => !(key === 'properties' && isReadOnly(v)),
+      );
+      out[key] = Object.fromEntries(entries.map(([k, v]) => [k, convert(v, where, path)]));
+    } else out[key] = value;
+  }
+  path.delete(schema);
+  if (Array.isArray(out.required) && isRecord(s.properties)) {
+    const readOnly = Object.entries(s.properties)
+      .filter(([, v]) => isReadOnly(v))
+      .map(([k]) => k);
+    out.required = (out.required as unknown[]).filter((r) => !readOnly.includes(r as string));
+    if ((out.required as unknown[]).length === 0) delete out.required;
+  }
+  for (const bound of ['Minimum', 'Maximum'] as const) {
+    const flag = out[`exclusive${bound}`];
+    if (typeof flag !== 'boolean') continue;
+    const limit = out[bound.toLowerCase()];
+    delete out[`exclusive${bound}`];
+    if (flag && typeof limit === 'number') {
+      out[`exclusive${bound}`] = limit;
+      delete out[bound.toLowerCase()];
+    }
+  }
+  if (s.nullable === true) {
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    else if (Array.isArray(out.type) && !out.type.includes('null'))
+      out.type = [...(out.type as unknown[]), 'null'];
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+  }
+  return out;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isReadOnly(v: unknown): boolean {
+  return isRecord(v) && v.readOnly === true;
+}
