@@ -50,6 +50,18 @@ const RESERVED_HEADERS = new Set([
 
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 
+/**
+ * An input member's name as an RFC 6570 variable name: characters outside `[A-Za-z0-9_.]`
+ * %-encoded as UTF-8 (`item-id` → `item%2Did`); {@link templateVariables} decodes it back.
+ */
+export function templateName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.]/g, (c) =>
+    [...Buffer.from(c, 'utf8')]
+      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+      .join(''),
+  );
+}
+
 /** The execution config of a descriptor known to be `http`. */
 export function httpExecution(d: ToolDescriptor): HttpExecution {
   return d.execution as unknown as HttpExecution;

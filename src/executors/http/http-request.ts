@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseTemplate } from 'url-template';
 import type { PrimitiveValue } from 'url-template';
 import { parseJsonPointer, resolveJsonPointer } from '../../core/index.js';
+import { templateName } from './http-execution.js';
 import type { HttpExecution } from './http-execution.js';
 
 /** The request an `http` call sends, before credentials. */
@@ -26,7 +27,8 @@ export function planHttpRequest(c: HttpExecution, input: unknown): HttpRequestPl
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
     for (const [k, v] of Object.entries(input)) {
       const value = templateValue(v);
-      if (value !== undefined) context[k] = value;
+      // url-template looks variables up by their spelling in the template, %-encoding and all.
+      if (value !== undefined) context[templateName(k)] = value;
     }
   }
   const template = new URL(c.url.replace(/\{[^{}]*\}/g, ''));

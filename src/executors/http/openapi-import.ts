@@ -1,6 +1,7 @@
 import { ErrorCode, GatehouseError, isSideEffectClass } from '../../core/index.js';
 import type { SideEffectClass } from '../../core/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
+import { templateName } from './http-execution.js';
 import type { HttpExecution, HttpMethod } from './http-execution.js';
 import { requestSchema } from './openapi-schema.js';
 
@@ -251,15 +252,6 @@ function parameterSchema(id: string, p: Parameter): Record<string, unknown> {
   const schema = requestSchema(raw, `${id}: parameter ${p.name}`);
   if (p.description && schema.description === undefined) schema.description = p.description;
   return schema;
-}
-
-/** A parameter name as an RFC 6570 variable name: characters outside [A-Za-z0-9_.] %-encoded. */
-function templateName(name: string): string {
-  return name.replace(/[^A-Za-z0-9_.]/g, (c) =>
-    [...Buffer.from(c, 'utf8')]
-      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
-      .join(''),
-  );
 }
 
 /** The absolute base URL of an operation, without a trailing "/". */
