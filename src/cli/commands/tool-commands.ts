@@ -3,6 +3,7 @@ import { CliError } from '../cli-error.js';
 import { GatehouseClient } from '../client.js';
 import { ExitCode } from '../exit-codes.js';
 import { print, splitRef, withJson } from '../output.js';
+import { importOpenApiCommand } from './import-openapi-command.js';
 
 /** One descriptor version as `GET /v1/tools` lists it. */
 interface ToolView {
@@ -52,7 +53,7 @@ function table(rows: string[][]): string[] {
   );
 }
 
-/** `tools list|show`: the descriptors you can see (agents: their release closure). */
+/** `tools list|show|import-openapi`: the descriptors you can see (agents: their release closure), and importing them. */
 export function toolCommands(program: Command): void {
   const tools = program
     .command('tools')
@@ -102,6 +103,7 @@ export function toolCommands(program: Command): void {
     if (opts.json) return print(wanted.version === undefined ? { tools: found } : found[0]);
     print(found.map(describe).join('\n\n'));
   });
+  importOpenApiCommand(tools);
 }
 
 /** A tool version for people: a heading, one field a line, the input schema as indented JSON. */
