@@ -6,5 +6,5 @@ export { McpExecutor } from './mcp/index.js';
 export type { McpExecutorOptions } from './mcp/index.js';
 export { HttpExecutor, upstreamIdempotencyKey, DEFAULT_FAILURE_STATUSES } from './http/index.js';
 export type { HttpExecutorOptions, HttpExecution, HttpOutput } from './http/index.js';
-export { dereferenceOpenApi, importOpenApi } from './http/index.js';
-export type { OpenApiImport, OpenApiImportOptions } from './http/index.js';
+export { dereferenceOpenApi, importEvents, importOpenApi } from './http/index.js';
+export type { AssetReleaseEvent, OpenApiImport, OpenApiImportOptions } from './http/index.js';

@@ -55,6 +55,10 @@ export const ACCESS = {
     roles: { maintainer: T, admin: T },
     why: 'release events are publications: asset maintainers publish tool versions, admins publish agent releases (both arrive on this one route)',
   },
+  'POST /v1/tools/import-openapi': {
+    roles: { maintainer: T, admin: T },
+    why: 'publishes tool versions, as POST /v1/events does (a dry run only returns them)',
+  },
   'GET /v1/tools': { roles: { agent: O, ...PEOPLE }, owns: 'tool' },
   'GET /v1/agent-releases': { roles: { agent: O, ...PEOPLE }, owns: 'release' },
 

@@ -17,6 +17,7 @@ import type { GatewayServices } from './services.js';
 import { evidenceRoutes } from './routes/evidence-routes.js';
 import { invocationRoutes } from './routes/invocation-routes.js';
 import { policyRoutes } from './routes/policy-routes.js';
+import { openApiImportRoutes } from './routes/openapi-import-routes.js';
 import { registryRoutes } from './routes/registry-routes.js';
 import { approvalRoutes } from './routes/approval-routes.js';
 import { uncertainRoutes } from './routes/uncertain-routes.js';
@@ -132,6 +133,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   });
   const routes: Route[] = [
     ...registryRoutes(s),
+    ...openApiImportRoutes(s),
     ...invocationRoutes(s),
     ...evidenceRoutes(s),
     ...policyRoutes(s),

@@ -224,6 +224,24 @@ function cases(): Record<RouteKey, Case> {
         },
       }),
     },
+    'POST /v1/tools/import-openapi': {
+      target: 'none',
+      request: () => ({
+        url: '/v1/tools/import-openapi',
+        body: {
+          document: {
+            openapi: '3.1.0',
+            info: { title: 'matrix', version: '1' },
+            servers: [{ url: 'https://matrix.example' }],
+            paths: { '/m': { get: { operationId: 'getM', responses: {} } } },
+          },
+          idPrefix: 'matrix',
+          version: '1.0.0',
+          select: ['getM'],
+          dryRun: true,
+        },
+      }),
+    },
     'GET /v1/tools': { target: 'none', request: () => ({ url: '/v1/tools' }) },
     'GET /v1/agent-releases': { target: 'none', request: () => ({ url: '/v1/agent-releases' }) },
     'POST /v1/invocations': {

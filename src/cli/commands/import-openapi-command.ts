@@ -64,7 +64,8 @@ export function importOpenApiCommand(tools: Command): void {
       .filter((s) => s !== '');
     const classes = classesOf(opts.class);
     // The parser and the mapping load only when this command runs.
-    const { dereferenceOpenApi, importOpenApi } = await import('../../executors/index.js');
+    const { dereferenceOpenApi, importEvents, importOpenApi } =
+      await import('../../executors/index.js');
     const { isGatehouseError } = await import('../../core/index.js');
     let imported;
     try {
@@ -81,19 +82,7 @@ export function importOpenApiCommand(tools: Command): void {
     }
     warn(...imported.warnings.map((w) => `warning: ${w}`));
     if (opts.dryRun) return print(imported.descriptors);
-    // Named by content: the same import run twice is the same events (duplicates, not conflicts).
-    const { createHash } = await import('node:crypto');
-    const events = imported.descriptors.map((descriptor) => {
-      const digest = createHash('sha256')
-        .update(JSON.stringify(descriptor))
-        .digest('hex')
-        .slice(0, 16);
-      return {
-        id: `cli:tool/${descriptor.id}@${descriptor.version}:${digest}`,
-        type: 'AssetReleasePublished',
-        data: { assetId: descriptor.id, version: descriptor.version, descriptor },
-      };
-    });
+    const events = importEvents(imported.descriptors);
     const { body } = await new GatehouseClient().request('POST', '/v1/events', events);
     if (opts.json) return print(body);
     const results = (body as { results: { result: string }[] }).results;

@@ -1,0 +1,234 @@
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolDescriptor } from '../../src/tools/index.js';
+import { ensureBuilt, runCli } from '../helpers/cli.js';
+import type { CliRun } from '../helpers/cli.js';
+import { startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
+
+const PETSTORE = fileURLToPath(new URL('../fixtures/openapi/petstore.json', import.meta.url));
+const show = (r: CliRun) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+
+/** A stand-in for the Petstore on loopback: answers every request with what it saw. */
+const seen: { method: string; url: string }[] = [];
+let server: Server;
+let base: string;
+let g: DemoGateway;
+
+function as(token: string) {
+  return (...args: string[]) => runCli(args, { GATEHOUSE_URL: g.url!, GATEHOUSE_TOKEN: token });
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  server = createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '' });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: Number(req.url?.split('/').pop()), name: 'rex' }));
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', () => ok()));
+  const port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${port}/v2`;
+  g = await startDemoGateway({ listen: true, sandbox: { egressAllow: [`127.0.0.1:${port}`] } });
+});
+afterAll(async () => {
+  await g?.close();
+  server?.closeAllConnections();
+  await new Promise<void>((ok) => (server ? server.close(() => ok()) : ok()));
+});
+
+describe('gatehouse tools import-openapi', () => {
+  it('--dry-run prints one descriptor per selected operation and publishes nothing', async () => {
+    const run = await as(g.tokens.maintainer)(
+      'tools',
+      'import-openapi',
+      PETSTORE,
+      '--id-prefix',
+      'petstore',
+      '--version',
+      '1.0.0',
+      '--select',
+      'getPetById,deletePet,updatePetWithForm',
+      '--class',
+      'deletePet=production',
+      '--dry-run',
+    );
+    expect(run.code, show(run)).toBe(0);
+    const printed = JSON.parse(run.stdout) as ToolDescriptor[];
+    expect(printed.map((d) => `${d.id}@${d.version} ${d.sideEffect.class}`)).toEqual([
+      'petstore/get-pet-by-id@1.0.0 read',
+      'petstore/delete-pet@1.0.0 production',
+      'petstore/update-pet-with-form@1.0.0 shared-write',
+    ]);
+    expect(printed[0]!.execution).toEqual({
+      method: 'GET',
+      url: 'http://petstore.swagger.io/v2/pet/{petId}',
+    });
+    expect(printed[1]!.execution).toMatchObject({
+      method: 'DELETE',
+      headers: { api_key: '/api_key' },
+    });
+    expect(run.stderr).toMatch(/^warning: updatePetWithForm: its optional request body/m);
+    expect(
+      g.gateway.registry.list('acme').some((d) => d.descriptor.id.startsWith('petstore/')),
+    ).toBe(false);
+  });
+
+  it('refuses operationIds the document does not have, naming them and those it has', async () => {
+    const run = await as(g.tokens.maintainer)(
+      'tools',
+      'import-openapi',
+      PETSTORE,
+      '--id-prefix',
+      'petstore',
+      '--version',
+      '1.0.0',
+      '--select',
+      'getPetById,adoptPet',
+      '--dry-run',
+    );
+    expect(run.code, show(run)).toBe(2);
+    expect(run.stderr).toMatch(
+      /the document has no operation adoptPet; its operationIds: addPet, /,
+    );
+    expect(run.stdout).toBe('');
+  });
+
+  it('publishes, an agent release adds the tool, and the agent calls it (README "Govern a REST API")', async () => {
+    const importArgs = [
+      'tools',
+      'import-openapi',
+      PETSTORE,
+      '--id-prefix',
+      'petstore',
+      '--version',
+      '1.0.0',
+      '--select',
+      'getPetById,addPet',
+      '--base-url',
+      base,
+    ];
+    const published = await as(g.tokens.maintainer)(...importArgs);
+    expect(published.code, show(published)).toBe(0);
+    expect(published.stdout).toContain(
+      `petstore/get-pet-by-id@1.0.0: applied (read, GET ${base}/pet/{petId})`,
+    );
+    expect(published.stdout).toContain(
+      `petstore/add-pet@1.0.0: applied (shared-write, POST ${base}/pet)`,
+    );
+    const stored = g.gateway.registry
+      .list('acme')
+      .filter((d) => d.descriptor.id.startsWith('petstore/'));
+    expect(
+      stored.map((d) => `${d.descriptor.id}@${d.descriptor.version} ${d.state}`).sort(),
+    ).toEqual(['petstore/add-pet@1.0.0 active', 'petstore/get-pet-by-id@1.0.0 active']);
+
+    // The same import again is the same events: duplicates, not conflicts.
+    const again = await as(g.tokens.maintainer)(...importArgs);
+    expect(again.code, show(again)).toBe(0);
+    expect(again.stdout).toContain('petstore/get-pet-by-id@1.0.0: duplicate');
+
+    const release = await as(g.tokens.admin)(
+      'releases',
+      'publish',
+      'demo-agent@1.1.0',
+      '--from',
+      'demo-agent@1.0.0',
+      '--add',
+      'petstore/get-pet-by-id@1.0.0',
+    );
+    expect(release.code, show(release)).toBe(0);
+    const principal = await as(g.tokens.admin)(
+      'principals',
+      'add',
+      'pet-bot',
+      '--role',
+      'agent',
+      '--project',
+      'web',
+      '--agent',
+      'demo-agent@1.1.0',
+    );
+    expect(principal.code, show(principal)).toBe(0);
+    const { token } = JSON.parse(principal.stdout) as { token: string };
+    const called = await as(token)(
+      'invoke',
+      'petstore/get-pet-by-id@1.0.0',
+      '--input',
+      '{"petId": 42}',
+    );
+    expect(called.code, show(called)).toBe(0);
+    expect(called.stdout).toMatch(/^200 observed: petstore\/get-pet-by-id@1\.0\.0/);
+    expect(seen).toContainEqual({ method: 'GET', url: '/v2/pet/42' });
+  });
+});
+
+describe('POST /v1/tools/import-openapi', () => {
+  const document = JSON.parse(readFileSync(PETSTORE, 'utf8')) as unknown;
+  const body = (extra: Record<string, unknown>) => ({
+    document,
+    idPrefix: 'store',
+    version: '1.0.0',
+    select: ['getInventory', 'placeOrder'],
+    ...extra,
+  });
+
+  it('returns the descriptors with dryRun, and publishes them without it', async () => {
+    type Answer = { descriptors: ToolDescriptor[]; results?: { result: string }[] };
+    const dry = await g.inject<Answer>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: body({ dryRun: true, classes: { placeOrder: 'production' } }),
+    });
+    expect(dry.status, JSON.stringify(dry.body)).toBe(200);
+    expect(dry.body.descriptors.map((d) => `${d.id} ${d.sideEffect.class}`)).toEqual([
+      'store/get-inventory read',
+      'store/place-order production',
+    ]);
+    expect(dry.body.results).toBeUndefined();
+    expect(g.gateway.registry.list('acme').some((d) => d.descriptor.id.startsWith('store/'))).toBe(
+      false,
+    );
+
+    const published = await g.inject<Answer>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.admin,
+      body: body({}),
+    });
+    expect(published.status, JSON.stringify(published.body)).toBe(200);
+    expect(published.body.results!.map((r) => r.result)).toEqual(['applied', 'applied']);
+    const ids = g.gateway.registry
+      .list('acme')
+      .filter((d) => d.descriptor.id.startsWith('store/'))
+      .map((d) => `${d.descriptor.id} ${d.descriptor.sideEffect.class}`)
+      .sort();
+    expect(ids).toEqual(['store/get-inventory read', 'store/place-order shared-write']);
+  });
+
+  it('refuses unknown operationIds with 400 naming them, and callers who may not publish with 403', async () => {
+    const unknown = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: body({ select: ['getInventory', 'sellPet'], dryRun: true }),
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('INVALID_INPUT');
+    expect(unknown.body.error.message).toMatch(/no operation sellPet; its operationIds: addPet, /);
+
+    const noSelect = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: body({ select: [] }),
+    });
+    expect(noSelect.status).toBe(400);
+    expect(noSelect.body.error.message).toMatch(
+      /^\/select must be a list of 1 to 200 operationIds/,
+    );
+
+    const reviewer = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.reviewer,
+      body: body({ dryRun: true }),
+    });
+    expect(reviewer.status).toBe(403);
+  });
+});
