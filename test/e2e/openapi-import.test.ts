@@ -225,6 +225,22 @@ describe('POST /v1/tools/import-openapi', () => {
       /^\/select must be a list of 1 to 200 operationIds/,
     );
 
+    // A document that is not well-formed OpenAPI is a 400 naming the operation, never a 500.
+    const malformed = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: {
+        ...body({ select: ['getBad'], dryRun: true }),
+        document: {
+          openapi: '3.0.0',
+          info: { title: 'bad', version: '1' },
+          servers: [{ url: 'https://bad.example' }],
+          paths: { '/b': { get: { operationId: 'getBad', parameters: [7], responses: {} } } },
+        },
+      },
+    });
+    expect(malformed.status, JSON.stringify(malformed.body)).toBe(400);
+    expect(malformed.body.error.message).toMatch(/getBad: a parameter has no name or location/);
+
     const reviewer = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
       token: g.tokens.reviewer,
       body: body({ dryRun: true }),

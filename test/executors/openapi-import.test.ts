@@ -334,6 +334,50 @@ describe('importOpenApi on documents it cannot carry', () => {
     ).toBe('https://eu.h.example/v1/items/a%20b');
   });
 
+  it('refuses operations that are not well-formed, and two operations that make one tool id', () => {
+    const doc = minimal({
+      servers: [{ url: 'https://h.example' }],
+      paths: {
+        '/a': { get: { operationId: 'getPet', responses: {} } },
+        '/b': { get: { operationId: 'get_pet', responses: {} } },
+        '/c': { get: { operationId: 'getC', parameters: ['oops'], responses: {} } },
+        '/d/{id}': { get: { operationId: 'getD', responses: {} } },
+      },
+    });
+    const run = (select: string[]) => () =>
+      importOpenApi(doc, { idPrefix: 'x', version: '1.0.0', select });
+    expect(run(['getPet', 'get_pet'])).toThrow(
+      /getPet and get_pet both become the tool id x\/get-pet/,
+    );
+    expect(run(['getC'])).toThrow(/getC: a parameter has no name or location/);
+    expect(run(['getD'])).toThrow(
+      /getD: the path \/d\/\{id\} has \{id\}, which no path parameter declares/,
+    );
+    // The same operation selected twice is one descriptor.
+    expect(run(['getPet', 'getPet'])().descriptors).toHaveLength(1);
+  });
+
+  it('bounds a schema whose shared references expand without end', () => {
+    let schema: Record<string, unknown> = { type: 'string' };
+    // Each level names the one below twice: 2^14 subschemas once copied out, from 15 objects.
+    for (let i = 0; i < 14; i++) schema = { type: 'object', properties: { a: schema, b: schema } };
+    const doc = minimal({
+      servers: [{ url: 'https://h.example' }],
+      paths: {
+        '/w': {
+          post: {
+            operationId: 'postWide',
+            requestBody: { content: { 'application/json': { schema } } },
+            responses: {},
+          },
+        },
+      },
+    });
+    expect(() =>
+      importOpenApi(doc, { idPrefix: 'x', version: '1.0.0', select: ['postWide'] }),
+    ).toThrow(/postWide: request body: the schema has more than 5000 subschemas/);
+  });
+
   it('turns nullable into a "null" type', () => {
     const doc = {
       openapi: '3.0.3',

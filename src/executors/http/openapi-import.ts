@@ -1,4 +1,10 @@
-import { ErrorCode, GatehouseError, canonicalDigest, isSideEffectClass } from '../../core/index.js';
+import {
+  ErrorCode,
+  GatehouseError,
+  canonicalDigest,
+  isGatehouseError,
+  isSideEffectClass,
+} from '../../core/index.js';
 import type { SideEffectClass } from '../../core/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import { templateName } from './http-execution.js';
@@ -104,7 +110,7 @@ export function importOpenApi(document: unknown, options: OpenApiImportOptions):
   const missing = options.select.filter((id) => !operations.has(id));
   if (missing.length > 0)
     fail(
-      `the document has no operation ${missing.join(', ')}; its operationIds: ${[...operations.keys()].join(', ') || '(none)'}`,
+      `the document has no operation ${missing.join(', ')}; its operationIds: ${listed([...operations.keys()])}`,
     );
   for (const [id, cls] of Object.entries(options.classes ?? {})) {
     if (!options.select.includes(id))
@@ -117,10 +123,37 @@ export function importOpenApi(document: unknown, options: OpenApiImportOptions):
       );
   }
   const warnings: string[] = [];
-  const descriptors = options.select.map((id) =>
-    descriptorOf(id, operations.get(id)!, doc.servers, options, warnings),
-  );
+  const chosen = [...new Set(options.select)];
+  const descriptors = chosen.map((id) => {
+    try {
+      return descriptorOf(id, operations.get(id)!, doc.servers, options, warnings);
+    } catch (e) {
+      if (isGatehouseError(e)) throw e;
+      // A schema problem names where it is; anything else is a part of the operation that is not
+      // shaped as OpenAPI says (a parameter that is not an object, …).
+      const message = e instanceof Error ? e.message : String(e);
+      return fail(
+        e instanceof Error && e.constructor === Error
+          ? message
+          : `${id}: the operation is not well-formed OpenAPI (${message})`,
+      );
+    }
+  });
+  const seenIds = new Map<string, string>();
+  for (const [i, d] of descriptors.entries()) {
+    const op = chosen[i]!;
+    const other = seenIds.get(d.id);
+    if (other !== undefined) fail(`${other} and ${op} both become the tool id ${d.id}`);
+    seenIds.set(d.id, op);
+  }
   return { descriptors, warnings };
+}
+
+/** Names for a message: all of them, or the first 100 and how many more. */
+function listed(names: string[]): string {
+  if (names.length === 0) return '(none)';
+  const shown = names.slice(0, 100).join(', ');
+  return names.length > 100 ? `${shown}, … and ${names.length - 100} more` : shown;
 }
 
 function fail(message: string): never {
@@ -167,16 +200,32 @@ function descriptorOf(
   const { operation, method } = found;
   // Operation-level parameters override path-level ones of the same name and location.
   const byKey = new Map<string, Parameter>();
-  for (const p of [...found.pathParameters, ...(operation.parameters ?? [])])
-    byKey.set(`${p.in}:${p.name}`, p);
-  const properties: Record<string, unknown> = {};
+  for (const raw of [...list(found.pathParameters), ...list(operation.parameters)] as unknown[]) {
+    const p = raw as (Partial<Parameter> & { $ref?: unknown }) | null;
+    if (p?.$ref !== undefined)
+      fail(`${id}: parameter $ref ${JSON.stringify(p?.$ref)} is not resolved`);
+    if (typeof p?.name !== 'string' || typeof p.in !== 'string')
+      fail(`${id}: a parameter has no name or location ("in")`);
+    byKey.set(`${p.in}:${p.name}`, p as Parameter);
+  }
+  const properties = new Map<string, Record<string, unknown>>();
   const required: string[] = [];
   const headers: Record<string, string> = {};
   const query: Record<string, string> = {};
   let path = found.path;
+  const declared = [...byKey.values()].filter((p) => p.in === 'path').map((p) => p.name);
+  const undeclared = [...found.path.matchAll(/\{([^{}]+)\}/g)]
+    .map((m) => m[1]!)
+    .filter((name) => !declared.includes(name));
+  if (undeclared.length > 0)
+    fail(
+      `${id}: the path ${found.path} has {${undeclared.join('}, {')}}, which no path parameter declares`,
+    );
   for (const p of byKey.values()) {
-    const ref = (p as { $ref?: unknown }).$ref;
-    if (ref !== undefined) fail(`${id}: parameter $ref ${JSON.stringify(ref)} is not resolved`);
+    if (!['path', 'query', 'header', 'cookie'].includes(p.in))
+      fail(
+        `${id}: parameter ${p.name} is "in": ${JSON.stringify(p.in)}; OpenAPI knows path, query, header and cookie`,
+      );
     if (p.in === 'cookie') {
       if (p.required) fail(`${id}: the required cookie parameter ${p.name} cannot be sent`);
       warnings.push(`${id}: cookie parameter ${p.name} is left out (cookies are not sent)`);
@@ -185,9 +234,9 @@ function descriptorOf(
     if (p.in === 'header' && SKIPPED_HEADERS.has(p.name.toLowerCase())) continue;
     if (p.name === BODY && operation.requestBody !== undefined)
       fail(`${id}: a parameter is named "${BODY}", the name the request body takes in the input`);
-    if (properties[p.name] !== undefined)
+    if (properties.has(p.name))
       fail(`${id}: two parameters are named ${p.name}; the input cannot hold both`);
-    properties[p.name] = parameterSchema(id, p);
+    properties.set(p.name, parameterSchema(id, p));
     if (p.required || p.in === 'path') required.push(p.name);
     const pointer = `/${p.name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
     if (p.in === 'header') headers[p.name] = pointer;
@@ -212,9 +261,9 @@ function descriptorOf(
       );
     } else {
       const schema = (body.content![json] as { schema?: unknown }).schema ?? {};
-      properties[BODY] = requestSchema(schema, `${id}: request body`);
-      if (body.description)
-        (properties[BODY] as Record<string, unknown>).description ??= body.description;
+      const bodySchema = requestSchema(schema, `${id}: request body`);
+      properties.set(BODY, bodySchema);
+      if (body.description) bodySchema.description ??= body.description;
       if (body.required) required.push(BODY);
       execution.body = `/${BODY}`;
     }
@@ -222,13 +271,16 @@ function descriptorOf(
   const inputSchema: Record<string, unknown> = {
     type: 'object',
     additionalProperties: false,
-    properties,
+    properties: Object.fromEntries(properties),
   };
   if (required.length > 0) inputSchema.required = required;
   const cls =
     options.classes?.[id] ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'shared-write');
+  const name = kebabCase(id);
+  if (name === '')
+    fail(`the operationId ${JSON.stringify(id)} has no letter or digit to name a tool`);
   const descriptor: ToolDescriptor = {
-    id: `${options.idPrefix}/${kebabCase(id)}`,
+    id: `${options.idPrefix}/${name}`,
     version: options.version,
     kind: 'http',
     description: describe(id, method, found.path, operation),
@@ -238,6 +290,10 @@ function descriptorOf(
   };
   if (operation.summary) descriptor.title = operation.summary.trim();
   return descriptor;
+}
+
+function list<T>(value: T[] | undefined): T[] {
+  return Array.isArray(value) ? value : [];
 }
 
 /** The operation's summary and description, or its method and path when it has neither. */

@@ -30,12 +30,28 @@ const MAP = new Set(['properties', 'patternProperties', 'dependentSchemas', '$de
  *   document must be dereferenced and self-contained)
  */
 export function requestSchema(schema: unknown, where: string): Record<string, unknown> {
-  return convert(schema, where, new Set()) as Record<string, unknown>;
+  const budget = { left: MAX_SCHEMA_NODES };
+  return convert(schema, where, new Set(), budget) as Record<string, unknown>;
 }
 
-function convert(schema: unknown, where: string, path: Set<object>): unknown {
+/**
+ * At most this many schema objects per converted schema: references shared many times over expand
+ * when copied, and a small document must not become a huge descriptor.
+ */
+export const MAX_SCHEMA_NODES = 5000;
+
+function convert(
+  schema: unknown,
+  where: string,
+  path: Set<object>,
+  budget: { left: number },
+): unknown {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
   if (path.has(schema)) throw new Error(`${where}: the schema is circular`);
+  if (--budget.left < 0)
+    throw new Error(
+      `${where}: the schema has more than ${MAX_SCHEMA_NODES} subschemas once its references are resolved`,
+    );
   const s = schema as Record<string, unknown>;
   if (typeof s.$ref === 'string')
     throw new Error(
@@ -45,14 +61,14 @@ function convert(schema: unknown, where: string, path: Set<object>): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(s)) {
     if (DROPPED.has(key)) continue;
-    if (ONE.has(key)) out[key] = convert(value, where, path);
+    if (ONE.has(key)) out[key] = convert(value, where, path, budget);
     else if (LIST.has(key) && Array.isArray(value))
-      out[key] = value.map((v) => convert(v, where, path));
+      out[key] = value.map((v) => convert(v, where, path, budget));
     else if (MAP.has(key) && typeof value === 'object' && value !== null) {
       const entries = Object.entries(value as Record<string, unknown>).filter(
         ([, v]) => !(key === 'properties' && isReadOnly(v)),
       );
-      out[key] = Object.fromEntries(entries.map(([k, v]) => [k, convert(v, where, path)]));
+      out[key] = Object.fromEntries(entries.map(([k, v]) => [k, convert(v, where, path, budget)]));
     } else out[key] = value;
   }
   path.delete(schema);
