@@ -10,10 +10,9 @@ export { planHttpRequest, upstreamIdempotencyKey, type HttpRequestPlan } from '.
 export { SAFE_RESPONSE_HEADERS, type HttpOutput } from './http-response.js';
 export { dereferenceOpenApi } from './openapi-document.js';
 export {
-  importEvents,
   importOpenApi,
   kebabCase,
-  type AssetReleaseEvent,
   type OpenApiImport,
   type OpenApiImportOptions,
 } from './openapi-import.js';
+export { importEvents, type AssetReleaseEvent } from './openapi-events.js';

@@ -1,7 +1,6 @@
 import {
   ErrorCode,
   GatehouseError,
-  canonicalDigest,
   isGatehouseError,
   isSideEffectClass,
 } from '../../core/index.js';
@@ -334,24 +333,4 @@ function baseOf(
       `${id}: the server URL ${JSON.stringify(url)} is not an absolute http(s) URL; give the base URL (--base-url)`,
     );
   return url.replace(/\/+$/, '');
-}
-
-/** An `AssetReleasePublished` event, as `POST /v1/events` takes it. */
-export interface AssetReleaseEvent {
-  id: string;
-  type: 'AssetReleasePublished';
-  data: { assetId: string; version: string; descriptor: ToolDescriptor };
-}
-
-/**
- * The release events that publish imported descriptors. Each event id is named by the
- * descriptor's content (`openapi:ID@VERSION:DIGEST`), so the same import sent twice is duplicates,
- * not conflicts, while a different descriptor for a published version is refused as a conflict.
- */
-export function importEvents(descriptors: ToolDescriptor[]): AssetReleaseEvent[] {
-  return descriptors.map((descriptor) => ({
-    id: `openapi:${descriptor.id}@${descriptor.version}:${canonicalDigest(descriptor).slice(0, 16)}`,
-    type: 'AssetReleasePublished',
-    data: { assetId: descriptor.id, version: descriptor.version, descriptor },
-  }));
 }
