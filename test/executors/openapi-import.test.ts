@@ -342,6 +342,17 @@ describe('importOpenApi on documents it cannot carry', () => {
         '/b': { get: { operationId: 'get_pet', responses: {} } },
         '/c': { get: { operationId: 'getC', parameters: ['oops'], responses: {} } },
         '/d/{id}': { get: { operationId: 'getD', responses: {} } },
+        '/e': {
+          post: {
+            operationId: 'postE',
+            parameters: [
+              { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string' } },
+              { name: 'Accept', in: 'header', schema: { type: 'string' } },
+              { name: 'X-Trace', in: 'header', schema: { type: 'string' } },
+            ],
+            responses: {},
+          },
+        },
       },
     });
     const run = (select: string[]) => () =>
@@ -353,6 +364,13 @@ describe('importOpenApi on documents it cannot carry', () => {
     expect(run(['getD'])).toThrow(
       /getD: the path \/d\/\{id\} has \{id\}, which no path parameter declares/,
     );
+    // Headers the gateway sets itself are not inputs; the import says so for those OpenAPI does not.
+    const e = run(['postE'])();
+    expect(e.descriptors[0]!.execution.headers).toEqual({ 'X-Trace': '/X-Trace' });
+    expect(Object.keys(e.descriptors[0]!.inputSchema.properties as object)).toEqual(['X-Trace']);
+    expect(e.warnings).toEqual([
+      'postE: header parameter Idempotency-Key is left out (the gateway sets it itself)',
+    ]);
     // The same operation selected twice is one descriptor.
     expect(run(['getPet', 'getPet'])().descriptors).toHaveLength(1);
   });

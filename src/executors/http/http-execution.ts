@@ -48,6 +48,11 @@ const RESERVED_HEADERS = new Set([
   'proxy-connection',
 ]);
 
+/** Whether the gateway sets or frames this header itself, so no input may set it. */
+export function isReservedHeader(name: string): boolean {
+  return RESERVED_HEADERS.has(name.toLowerCase());
+}
+
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 
 /**

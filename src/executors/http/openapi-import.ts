@@ -6,7 +6,7 @@ import {
 } from '../../core/index.js';
 import type { SideEffectClass } from '../../core/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
-import { templateName } from './http-execution.js';
+import { isReservedHeader, templateName } from './http-execution.js';
 import type { HttpExecution, HttpMethod } from './http-execution.js';
 import { requestSchema } from './openapi-schema.js';
 
@@ -63,18 +63,8 @@ interface Found {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 
-/**
- * Header parameters OpenAPI says are ignored (the request's framing and credentials), and headers
- * the gateway sets itself: an imported tool never takes them from the input.
- */
-const SKIPPED_HEADERS = new Set([
-  'accept',
-  'content-type',
-  'authorization',
-  'idempotency-key',
-  'host',
-  'content-length',
-]);
+/** Header parameters OpenAPI says are ignored: the request's framing and credentials. */
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 
 /** The property of the input that holds the JSON request body. */
 const BODY = 'body';
@@ -230,7 +220,11 @@ function descriptorOf(
       warnings.push(`${id}: cookie parameter ${p.name} is left out (cookies are not sent)`);
       continue;
     }
-    if (p.in === 'header' && SKIPPED_HEADERS.has(p.name.toLowerCase())) continue;
+    if (p.in === 'header' && IGNORED_HEADERS.has(p.name.toLowerCase())) continue;
+    if (p.in === 'header' && isReservedHeader(p.name)) {
+      warnings.push(`${id}: header parameter ${p.name} is left out (the gateway sets it itself)`);
+      continue;
+    }
     if (p.name === BODY && operation.requestBody !== undefined)
       fail(`${id}: a parameter is named "${BODY}", the name the request body takes in the input`);
     if (properties.has(p.name))
