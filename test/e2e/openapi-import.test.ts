@@ -23,6 +23,22 @@ function as(token: string) {
   return (...args: string[]) => runCli(args, { GATEHOUSE_URL: g.url!, GATEHOUSE_TOKEN: token });
 }
 
+/** `tools import-openapi PETSTORE --id-prefix petstore --version 1.0.0 --select SELECT ...more`. */
+function importArgs(select: string, ...more: string[]): string[] {
+  return [
+    'tools',
+    'import-openapi',
+    PETSTORE,
+    '--id-prefix',
+    'petstore',
+    '--version',
+    '1.0.0',
+    '--select',
+    select,
+    ...more,
+  ];
+}
+
 beforeAll(async () => {
   ensureBuilt();
   server = createServer((req, res) => {
@@ -44,18 +60,12 @@ afterAll(async () => {
 describe('gatehouse tools import-openapi', () => {
   it('--dry-run prints one descriptor per selected operation and publishes nothing', async () => {
     const run = await as(g.tokens.maintainer)(
-      'tools',
-      'import-openapi',
-      PETSTORE,
-      '--id-prefix',
-      'petstore',
-      '--version',
-      '1.0.0',
-      '--select',
-      'getPetById,deletePet,updatePetWithForm',
-      '--class',
-      'deletePet=production',
-      '--dry-run',
+      ...importArgs(
+        'getPetById,deletePet,updatePetWithForm',
+        '--class',
+        'deletePet=production',
+        '--dry-run',
+      ),
     );
     expect(run.code, show(run)).toBe(0);
     const printed = JSON.parse(run.stdout) as ToolDescriptor[];
@@ -79,18 +89,7 @@ describe('gatehouse tools import-openapi', () => {
   });
 
   it('refuses operationIds the document does not have, naming them and those it has', async () => {
-    const run = await as(g.tokens.maintainer)(
-      'tools',
-      'import-openapi',
-      PETSTORE,
-      '--id-prefix',
-      'petstore',
-      '--version',
-      '1.0.0',
-      '--select',
-      'getPetById,adoptPet',
-      '--dry-run',
-    );
+    const run = await as(g.tokens.maintainer)(...importArgs('getPetById,adoptPet', '--dry-run'));
     expect(run.code, show(run)).toBe(2);
     expect(run.stderr).toMatch(
       /the document has no operation adoptPet; its operationIds: addPet, /,
@@ -99,20 +98,8 @@ describe('gatehouse tools import-openapi', () => {
   });
 
   it('publishes, an agent release adds the tool, and the agent calls it (README "Govern a REST API")', async () => {
-    const importArgs = [
-      'tools',
-      'import-openapi',
-      PETSTORE,
-      '--id-prefix',
-      'petstore',
-      '--version',
-      '1.0.0',
-      '--select',
-      'getPetById,addPet',
-      '--base-url',
-      base,
-    ];
-    const published = await as(g.tokens.maintainer)(...importArgs);
+    const publish = importArgs('getPetById,addPet', '--base-url', base);
+    const published = await as(g.tokens.maintainer)(...publish);
     expect(published.code, show(published)).toBe(0);
     expect(published.stdout).toContain(
       `petstore/get-pet-by-id@1.0.0: applied (read, GET ${base}/pet/{petId})`,
@@ -128,7 +115,7 @@ describe('gatehouse tools import-openapi', () => {
     ).toEqual(['petstore/add-pet@1.0.0 active', 'petstore/get-pet-by-id@1.0.0 active']);
 
     // The same import again is the same events: duplicates, not conflicts.
-    const again = await as(g.tokens.maintainer)(...importArgs);
+    const again = await as(g.tokens.maintainer)(...publish);
     expect(again.code, show(again)).toBe(0);
     expect(again.stdout).toContain('petstore/get-pet-by-id@1.0.0: duplicate');
 
