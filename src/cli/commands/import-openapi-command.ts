@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { usageError } from '../cli-error.js';
 import { GatehouseClient } from '../client.js';
 import { print, warn, withJson } from '../output.js';
@@ -67,9 +68,9 @@ export function importOpenApiCommand(tools: Command): void {
     const { dereferenceOpenApi, importEvents, importOpenApi } =
       await import('../../executors/index.js');
     const { isGatehouseError } = await import('../../core/index.js');
-    let imported;
+    let imported: ReturnType<typeof importOpenApi>;
     try {
-      imported = importOpenApi(await dereferenceOpenApi(file), {
+      imported = importOpenApi(await dereferenceOpenApi(resolve(file)), {
         idPrefix: opts.idPrefix,
         version: opts.version,
         select,

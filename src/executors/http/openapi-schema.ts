@@ -63,7 +63,7 @@ function convert(
     if (DROPPED.has(key)) continue;
     if (ONE.has(key)) out[key] = convert(value, where, path, budget);
     else if (LIST.has(key) && Array.isArray(value))
-      out[key] = value.map((v) => convert(v, where, path, budget));
+      out[key] = (value as unknown[]).map((v) => convert(v, where, path, budget));
     else if (MAP.has(key) && typeof value === 'object' && value !== null) {
       const entries = Object.entries(value as Record<string, unknown>).filter(
         ([, v]) => !(key === 'properties' && isReadOnly(v)),
@@ -91,9 +91,10 @@ function convert(
   }
   if (s.nullable === true) {
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
-    else if (Array.isArray(out.type) && !out.type.includes('null'))
+    else if (Array.isArray(out.type) && !(out.type as unknown[]).includes('null'))
       out.type = [...(out.type as unknown[]), 'null'];
-    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...out.enum, null];
+    const values = out.enum as unknown[] | undefined;
+    if (Array.isArray(values) && !values.includes(null)) out.enum = [...values, null];
   }
   return out;
 }
