@@ -154,8 +154,9 @@ function operationsOf(paths: Record<string, Record<string, unknown>>): Map<strin
   const found = new Map<string, Found>();
   for (const [path, item] of Object.entries(paths)) {
     if (typeof item !== 'object' || item === null) continue;
-    for (const method of METHODS) {
-      const operation = item[method] as Operation | undefined;
+    for (const [method, value] of Object.entries(item)) {
+      if (!(METHODS as readonly string[]).includes(method)) continue;
+      const operation = value as Operation | undefined;
       if (typeof operation?.operationId !== 'string') continue;
       found.set(operation.operationId, {
         method: method.toUpperCase() as HttpMethod,
