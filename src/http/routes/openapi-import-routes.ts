@@ -33,7 +33,7 @@ function classesOf(body: Record<string, unknown>): Record<string, string> | unde
   if (
     typeof v !== 'object' ||
     Array.isArray(v) ||
-    !Object.values(v as object).every((c) => typeof c === 'string')
+    !Object.values(v).every((c) => typeof c === 'string')
   )
     throw invalid('/classes', 'must map operationIds to classes, e.g. {"deletePet": "production"}');
   return v as Record<string, string>;
