@@ -1,5 +1,5 @@
-import { join } from 'node:path';
-import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
+import { loadConfig, openDemo } from '../src/app/index.js';
+import type { Gateway } from '../src/app/index.js';
 import type { Principal } from '../src/tenancy/index.js';
 
 /** An in-process demo gateway and its seeded demo agent. */
@@ -15,12 +15,8 @@ export interface DemoGateway {
  */
 export async function openDemoGateway(dataDir: string): Promise<DemoGateway> {
   const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
-  const gateway = await Gateway.open(config, {
-    nativeHandlers: (native) =>
-      registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl')),
-  });
+  const { gateway, tokens } = await openDemo(config);
   try {
-    const tokens = await seedDemo(gateway);
     const agent = gateway.directory.authenticate(tokens.agent);
     if (!agent) throw new Error('the demo agent token does not authenticate');
     return { gateway, agent };

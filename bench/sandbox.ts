@@ -3,8 +3,7 @@ import { spawn } from 'node:child_process';
 import { chownSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../src/app/index.js';
-import { ensureDemoRepository } from '../src/app/demo-repository.js';
+import { loadConfig, openDemo } from '../src/app/index.js';
 import { BwrapSandbox } from '../src/sandbox/index.js';
 import type { BareCommand } from '../src/sandbox/index.js';
 import { collectGarbage, timeConcurrent, timeSequential } from './measure.js';
@@ -36,15 +35,9 @@ export async function sandboxBench(
     gpus: 0,
     leases: inFlight * 2,
   };
-  config.sandbox.repositories = {
-    demo: await ensureDemoRepository(join(config.sandbox.root, 'repos', 'demo')),
-  };
-  const gateway = await Gateway.open(config, {
-    nativeHandlers: (n) => registerDemoHandlers(n, join(dataDir, 'deployments.jsonl')),
-  });
+  const { gateway, tokens } = await openDemo(config);
   try {
     if (gateway.execution.sandboxProblem) return { skipped: gateway.execution.sandboxProblem };
-    const tokens = await seedDemo(gateway);
     const agent = gateway.directory.authenticate(tokens.agent)!;
     const call = async (key: string): Promise<void> => {
       const r = await gateway.invocations.invoke(agent, {

@@ -6,6 +6,8 @@ import { writeFileAtomic } from '../audit/index.js';
 import { defaultTenantPolicy } from '../policy/index.js';
 import { demoAgentEvent, demoToolEvents } from './demo-tools.js';
 import { seedDemoMcp } from './demo-mcp.js';
+import { seedDemoTicketTools } from './demo-ticket-tools.js';
+import type { DemoTicketService } from './demo-ticket-service.js';
 import type { Gateway } from './gateway.js';
 
 /** The demo's principals' bearer tokens, as written to `DATA/demo-tokens.json` (DESIGN §9). */
@@ -25,10 +27,10 @@ const DEMO_TOKEN_TTL = '365d';
 
 /**
  * Seeds the demo: tenant `acme`, project `web`, environments `dev`, `prod` and `freeze` (frozen),
- * the default tenant policy, the demo tools and `demo-agent@1.0.0`, and one principal per role.
- * Safe to repeat: an existing data directory keeps its data and its tokens.
+ * the default tenant policy, the demo tools, the ticket service's tools, `demo-agent@1.0.0`, and
+ * one principal per role. Safe to repeat: an existing data directory keeps its data and its tokens.
  */
-export async function seedDemo(g: Gateway): Promise<DemoTokens> {
+export async function seedDemo(g: Gateway, tickets: DemoTicketService): Promise<DemoTokens> {
   const actor = 'demo-seed';
   await g.directory.ensureTenant('acme', 'Acme Corp', actor);
   await g.directory.ensureProject('acme', 'web', actor);
@@ -57,11 +59,12 @@ export async function seedDemo(g: Gateway): Promise<DemoTokens> {
     );
   }
   await g.registry.applyEvents('acme', demoToolEvents, actor);
+  const ticketTools = await seedDemoTicketTools(g, tickets, actor);
   const mcpTools = g.registry.agentRelease('acme', 'demo-agent', '1.0.0')
     ? []
     : await seedDemoMcp(g, actor);
   if (!g.registry.agentRelease('acme', 'demo-agent', '1.0.0')) {
-    await g.registry.applyEvents('acme', [demoAgentEvent(mcpTools)], actor);
+    await g.registry.applyEvents('acme', [demoAgentEvent([...ticketTools, ...mcpTools])], actor);
   }
   const file = join(g.config.dataDir, 'demo-tokens.json');
   if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DemoTokens;

@@ -63,6 +63,17 @@ export interface GatewayDeps {
   nativeHandlers?: (native: NativeExecutor) => void;
   /** The log (default JSON lines on standard error at `config.logLevel`). */
   logger?: Logger;
+  /**
+   * Starts services that run beside the gateway (the demo's ticket service), once the gateway
+   * holds its data directory and before its sandboxes and egress are set up, so they may extend
+   * `config`. The gateway closes each of them when it closes (or fails to open).
+   */
+  companions?: (config: GatewayConfig) => Promise<Companion[]>;
+}
+
+/** A service the gateway runs beside it and closes with it. */
+export interface Companion {
+  close(): Promise<void>;
 }
 
 /** The wired parts of a gateway. */
@@ -92,6 +103,8 @@ interface GatewayParts {
   approvalSweep: NodeJS.Timeout;
   /** The periodic artifact retention pass; null when artifacts are kept forever. */
   retentionSweep: NodeJS.Timeout | null;
+  /** Services run beside the gateway, closed after it stops taking requests. */
+  companions: Companion[];
 }
 
 /**
@@ -170,7 +183,9 @@ export class Gateway {
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;
+    const companions: Companion[] = [];
     try {
+      companions.push(...((await deps.companions?.(config)) ?? []));
       const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
       const store = new SqliteInvocationStore(db);
       // First settle what a crash left running, so the reaper finds those leases orphaned.
@@ -362,12 +377,14 @@ export class Gateway {
         lock,
         approvalSweep: sweepApprovals(invocations, config.approvalTtlMs),
         retentionSweep: sweepArtifacts(artifacts, clock, config, logger),
+        companions,
       });
       return self.gateway;
     } catch (err) {
       pending?.close();
       await mcpService?.close();
       await execution?.close();
+      await closeAll(companions);
       await db.close();
       await tracing.close();
       lock.release();
@@ -403,6 +420,7 @@ export class Gateway {
       this.parts.pending.close();
       await this.parts.mcp.close();
       await this.execution.close();
+      await closeAll(this.parts.companions);
       await this.db.close();
       // Last, so the spans of the calls aborted above are exported too.
       await this.parts.tracing.close();
@@ -466,4 +484,9 @@ function sqliteFile(config: GatewayConfig): string {
     );
   }
   return db.startsWith('sqlite:') ? db.slice('sqlite:'.length) : db;
+}
+
+/** Closes every companion, even when one fails to. */
+async function closeAll(companions: Companion[]): Promise<void> {
+  await Promise.allSettled(companions.map((c) => c.close()));
 }

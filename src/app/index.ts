@@ -1,9 +1,9 @@
 export { Gateway } from './gateway.js';
-export type { GatewayDeps } from './gateway.js';
+export type { Companion, GatewayDeps } from './gateway.js';
 export { loadConfig } from './config.js';
 export type { ConfigFlags, GatewayConfig } from './config.js';
 export type { ReachConfig, ReachFlags } from './reach-config.js';
-export { seedDemo } from './demo.js';
+export { openDemo } from './open-demo.js';
 export type { DemoTokens } from './demo.js';
 export { registerDemoHandlers, demoToolEvents, demoAgentEvent } from './demo-tools.js';
 export { startGateway } from './start-gateway.js';

@@ -1,9 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Gateway, loadConfig, registerDemoHandlers, seedDemo } from '../../src/app/index.js';
-import type { ConfigFlags, DemoTokens, GatewayConfig, GatewayDeps } from '../../src/app/index.js';
-import { ensureDemoRepository } from '../../src/app/demo-repository.js';
+import { loadConfig, openDemo } from '../../src/app/index.js';
+import type {
+  ConfigFlags,
+  DemoTokens,
+  Gateway,
+  GatewayConfig,
+  GatewayDeps,
+} from '../../src/app/index.js';
 import type { SandboxConfig } from '../../src/app/sandbox-config.js';
 import type { PoolConfig } from '../../src/capacity/index.js';
 import type { Clock } from '../../src/core/index.js';
@@ -101,28 +106,18 @@ export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<Demo
     config.sandbox = { ...config.sandbox, ...rest, pool: { ...config.sandbox.pool, ...pool } };
   }
   const root = sandboxRoot(config);
-  if (config.demo) {
-    // As `gatehouse serve --demo` does (startGateway): the repository demo/git-log reads.
-    const repo = await ensureDemoRepository(join(root, 'repos', 'demo'));
-    config.sandbox = {
-      ...config.sandbox,
-      repositories: { demo: repo, ...config.sandbox.repositories },
-    };
-  }
   const executions = new Map<string, number>();
-  const gateway = await Gateway.open(config, {
+  // As `gatehouse serve --demo` does: the demo's handlers, its ticket service and repository.
+  const { gateway, tokens } = await openDemo(config, {
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.logger ? { logger: o.logger } : {}),
     nativeHandlers: (native) => {
       countExecutions(native, executions);
-      registerDemoHandlers(native, join(dataDir, 'demo-deployments.jsonl'));
       o.nativeHandlers?.(native);
     },
   });
-  let tokens: DemoTokens;
   let url: string | undefined;
   try {
-    tokens = await seedDemo(gateway);
     if (o.listen) url = await gateway.listen();
   } catch (err) {
     await gateway.close();
