@@ -42,6 +42,16 @@ function importArgs(select: string, ...more: string[]): string[] {
 beforeAll(async () => {
   ensureBuilt();
   server = createServer((req, res) => {
+    if (req.url === '/docs/petstore.json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(readFileSync(PETSTORE));
+      return;
+    }
+    if (req.url?.startsWith('/docs/')) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('no such document');
+      return;
+    }
     seen.push({ method: req.method ?? '', url: req.url ?? '' });
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: Number(req.url?.split('/').pop()), name: 'rex' }));
@@ -86,6 +96,21 @@ describe('gatehouse tools import-openapi', () => {
     expect(
       g.gateway.registry.list('acme').some((d) => d.descriptor.id.startsWith('petstore/')),
     ).toBe(false);
+  });
+
+  it('reads the document from an http(s) URL, and names the URL when it answers an error', async () => {
+    const origin = new URL(base).origin;
+    const fromFile = await as(g.tokens.maintainer)(...importArgs('getPetById,addPet', '--dry-run'));
+    const args = importArgs('getPetById,addPet', '--dry-run');
+    args[2] = `${origin}/docs/petstore.json`;
+    const fromUrl = await as(g.tokens.maintainer)(...args);
+    expect(fromUrl.code, show(fromUrl)).toBe(0);
+    expect(JSON.parse(fromUrl.stdout)).toEqual(JSON.parse(fromFile.stdout));
+
+    args[2] = `${origin}/docs/missing.json`;
+    const missing = await as(g.tokens.maintainer)(...args);
+    expect(missing.code, show(missing)).toBe(2);
+    expect(missing.stderr).toContain(`cannot fetch ${origin}/docs/missing.json: it answered 404`);
   });
 
   it('refuses operationIds the document does not have, naming them and those it has', async () => {

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { usageError } from '../cli-error.js';
 import { GatehouseClient } from '../client.js';
+import { withDownloadedDocument } from '../fetch-document.js';
 import { print, warn, withJson } from '../output.js';
 
 interface ImportOptions {
@@ -34,16 +35,17 @@ function classesOf(pairs: string[]): Record<string, string> {
 }
 
 /**
- * `tools import-openapi FILE`: one `http` descriptor per selected operation of an OpenAPI 3.0/3.1
- * document (JSON or YAML; references inside it resolved, none fetched), printed with `--dry-run`,
- * else published as `AssetReleasePublished` events through `POST /v1/events`.
+ * `tools import-openapi FILE|URL`: one `http` descriptor per selected operation of an OpenAPI
+ * 3.0/3.1 document (JSON or YAML, from a file or downloaded by the CLI from an http(s) URL;
+ * references inside it resolved, none fetched), printed with `--dry-run`, else published as
+ * `AssetReleasePublished` events through `POST /v1/events`.
  */
 export function importOpenApiCommand(tools: Command): void {
   withJson(
     tools
-      .command('import-openapi <file>')
+      .command('import-openapi <file-or-url>')
       .description(
-        'make http descriptors from operations of an OpenAPI 3.0/3.1 document (JSON or YAML file) and publish them (maintainer or admin); GET/HEAD are read, the others shared-write unless --class says otherwise',
+        'make http descriptors from operations of an OpenAPI 3.0/3.1 document (a JSON or YAML file, or an http(s) URL the CLI downloads) and publish them (maintainer or admin); GET/HEAD are read, the others shared-write unless --class says otherwise',
       )
       .requiredOption('--id-prefix <prefix>', 'prefix of the tool ids, e.g. acme/tickets')
       .requiredOption('--version <version>', 'the version to publish every descriptor as')
@@ -57,8 +59,9 @@ export function importOpenApiCommand(tools: Command): void {
       .option('--base-url <url>', "where requests go, instead of the document's server URL")
       .option('--dry-run', 'print the descriptors as JSON instead of publishing them'),
   ).action(async (file: string, opts: ImportOptions) => {
-    if (!existsSync(file))
-      throw usageError(`no file ${file}: give the path of an OpenAPI document`);
+    const remote = /^https?:\/\//i.test(file);
+    if (!remote && !existsSync(file))
+      throw usageError(`no file ${file}: give the path or the http(s) URL of an OpenAPI document`);
     const select = opts.select
       .split(',')
       .map((s) => s.trim())
@@ -70,7 +73,10 @@ export function importOpenApiCommand(tools: Command): void {
     const { isGatehouseError } = await import('../../core/index.js');
     let imported: ReturnType<typeof importOpenApi>;
     try {
-      imported = importOpenApi(await dereferenceOpenApi(resolve(file)), {
+      const document = remote
+        ? await withDownloadedDocument(file, (path) => dereferenceOpenApi(path))
+        : await dereferenceOpenApi(resolve(file));
+      imported = importOpenApi(document, {
         idPrefix: opts.idPrefix,
         version: opts.version,
         select,
