@@ -17,6 +17,7 @@ import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
+import { httpBench } from './http.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandbox.js';
 import { STREAM_CONNECTIONS, STREAM_SECONDS, streamsBench } from './streams.js';
@@ -36,6 +37,9 @@ const TARGET_REST_PER_SECOND = 8000;
 const MCP_CALLS = 1000;
 const MCP_WARMUP = 30;
 const TARGET_MCP_RATIO = 1.5;
+const HTTP_CALLS = 1000;
+const HTTP_WARMUP = 100;
+const TARGET_HTTP_RATIO = 1.3;
 
 const echoBody = {
   tool: { id: 'demo/echo', version: '1.0.0' },
@@ -134,6 +138,7 @@ async function main(): Promise<void> {
     const sandboxed = await sandboxBench(join(root, 'sandbox'), 8);
 
     const mcp = await mcpBench(join(root, 'mcp'), children, MCP_CALLS, MCP_WARMUP);
+    const http = await httpBench(join(root, 'http'), HTTP_CALLS, HTTP_WARMUP);
 
     const restDir = join(root, 'rest');
     const rest = await underLoad(
@@ -221,6 +226,20 @@ async function main(): Promise<void> {
         `supergateway 4, stateful, no logs, ${MCP_CALLS} calls`,
       ),
     );
+    rows.push(
+      timingRow(
+        'governed tickets/get-ticket (http tool) → demo ticket service',
+        http.governed,
+        ms,
+        `in-process, ${HTTP_CALLS} calls, taking turns with the row below`,
+      ),
+      timingRow(
+        'floor: the same GET with plain fetch (keep-alive)',
+        http.direct,
+        ms,
+        `${HTTP_CALLS} calls, sequential`,
+      ),
+    );
     if ('skipped' in sandboxed) {
       rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
     } else {
@@ -290,6 +309,11 @@ async function main(): Promise<void> {
         `(target ≤ ${TARGET_MCP_RATIO}×, ${mcpRatio <= TARGET_MCP_RATIO ? 'met' : 'missed'}); ` +
         `vs ungoverned proxy ${ms(mcp.proxied.p50)} = ${proxyRatio.toFixed(2)}× ` +
         `(target: lower than the proxy, ${proxyRatio < 1 ? 'met' : 'missed'}).\n`,
+    );
+    const httpRatio = http.governed.p50 / http.direct.p50;
+    out.write(
+      `HTTP: governed p50 ${ms(http.governed.p50)} vs plain fetch ${ms(http.direct.p50)} = ${httpRatio.toFixed(2)}× ` +
+        `(target ≤ ${TARGET_HTTP_RATIO}×, ${httpRatio <= TARGET_HTTP_RATIO ? 'met' : 'missed'}).\n`,
     );
     if (!('skipped' in sandboxed)) {
       out.write(

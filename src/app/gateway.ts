@@ -206,6 +206,8 @@ export class Gateway {
         allow: () => config.sandbox.egressAllow,
         source: 'GATEHOUSE_EGRESS_ALLOW',
       });
+      // Its kept connections end with the gateway, like a companion's.
+      companions.push({ close: () => Promise.resolve(egress.close()) });
       const mcp = new McpService({
         store: new SqliteMcpStore(db),
         clock,

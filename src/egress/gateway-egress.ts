@@ -3,7 +3,8 @@ import { authorizeEgress, systemResolve } from './authorize.js';
 import type { EgressResolver } from './authorize.js';
 import { formatIp } from './ip-address.js';
 import { pinnedFetch } from './pinned-fetch.js';
-import type { PinnedFetch } from './pinned-fetch.js';
+import type { PinnedAddress, PinnedFetch } from './pinned-fetch.js';
+import { PinnedFetchPool } from './pinned-fetch-pool.js';
 import { parseConnectTarget } from './target.js';
 import type { EgressTarget } from './target.js';
 import type { EgressDecision } from './decision.js';
@@ -22,10 +23,13 @@ export interface GatewayEgressOptions {
   ca?: string | Buffer;
 }
 
+/** Methods that change nothing by HTTP's definition: their requests may reuse connections. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** One egress decision of the gateway, with the pinned fetch when it allowed the connection. */
 export interface GatewayEgressOpening {
   decision: EgressDecision;
-  /** Present when allowed; close it when done with the connection. */
+  /** Present when allowed; close it when done with it (its connections may be kept for reuse). */
   fetch?: PinnedFetch;
 }
 
@@ -37,6 +41,8 @@ export interface GatewayEgressOpening {
  */
 export class GatewayEgress {
   private parsed: { key: string; list: EgressAllowList } | null = null;
+  /** Connections kept between the requests {@link open} allows. */
+  private readonly kept = new PinnedFetchPool();
 
   constructor(private readonly options: GatewayEgressOptions) {}
 
@@ -60,17 +66,42 @@ export class GatewayEgress {
    * @throws Error saying why egress is refused (nothing was sent to the upstream then).
    */
   async connect(url: URL): Promise<PinnedFetch> {
-    const opened = await this.open(url, 'GET');
-    if (opened.fetch === undefined) throw new Error(opened.decision.reason);
-    return opened.fetch;
+    const { decision, addresses } = await this.decide(url, 'GET');
+    if (addresses === undefined) throw new Error(decision.reason);
+    return pinnedFetch({
+      origin: url,
+      addresses,
+      ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+    });
   }
 
   /**
    * Like {@link connect}, but never throws for a refusal: the decision (allowed or refused, why,
    * and the address connected to) is returned for the invocation record, with the pinned fetch
-   * when allowed. `method` is only recorded.
+   * when allowed. Each call decides afresh; for GET, HEAD and OPTIONS the connections of an
+   * identical decision (same origin, same checked addresses) are reused.
    */
   async open(url: URL, method: string): Promise<GatewayEgressOpening> {
+    const { decision, addresses } = await this.decide(url, method);
+    if (addresses === undefined) return { decision };
+    // A kept connection the upstream closes just as a request goes out breaks that request after
+    // it was sent: harmless for a safe method, an Uncertain effect for any other. So only safe
+    // methods reuse connections; the others get their own.
+    const fetch = SAFE_METHODS.has(method.toUpperCase())
+      ? this.kept.take(url, addresses, this.options.ca)
+      : pinnedFetch({
+          origin: url,
+          addresses,
+          ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+        });
+    return { decision, fetch };
+  }
+
+  /** The egress decision for `url`, with the checked addresses when it is allowed. */
+  private async decide(
+    url: URL,
+    method: string,
+  ): Promise<{ decision: EgressDecision; addresses?: PinnedAddress[] }> {
     const at = new Date().toISOString();
     const target = targetOf(url.href);
     if (typeof target === 'string')
@@ -112,12 +143,13 @@ export class GatewayEgress {
         reason: `allowed by "${auth.entry}"`,
         address: addresses[0]!.address,
       },
-      fetch: pinnedFetch({
-        origin: url,
-        addresses,
-        ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
-      }),
+      addresses,
     };
+  }
+
+  /** Ends the connections kept for {@link open}. Safe to repeat. */
+  close(): void {
+    this.kept.close();
   }
 
   /** The allow-list as it is now, parsed again only when its entries changed. */

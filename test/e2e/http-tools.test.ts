@@ -85,16 +85,16 @@ beforeEach(async () => {
   const base = `http://127.0.0.1:${port}`;
   for (const [id, d] of [
     [
-      'tickets/create-ticket',
+      'helpdesk/create-ticket',
       tool(
-        'tickets/create-ticket',
+        'helpdesk/create-ticket',
         { method: 'POST', url: `${base}/tickets`, body: '/ticket' },
         'workspace-write',
       ),
     ],
     [
-      'tickets/get-ticket',
-      tool('tickets/get-ticket', { method: 'GET', url: `${base}/tickets/{id}` }, 'read'),
+      'helpdesk/get-ticket',
+      tool('helpdesk/get-ticket', { method: 'GET', url: `${base}/tickets/{id}` }, 'read'),
     ],
   ] as const)
     expect((await publish(g, id, d)).status).toBe(200);
@@ -108,8 +108,8 @@ beforeEach(async () => {
           agentId: 'ticket-agent',
           version: '1.0.0',
           closure: [
-            { id: 'tickets/create-ticket', version: '1.0.0' },
-            { id: 'tickets/get-ticket', version: '1.0.0' },
+            { id: 'helpdesk/create-ticket', version: '1.0.0' },
+            { id: 'helpdesk/get-ticket', version: '1.0.0' },
           ],
           policy: { maxClass: 'workspace-write' },
         },
@@ -140,7 +140,7 @@ function call(id: string, input: unknown): unknown {
 
 describe('http tools through the gateway', () => {
   it('a read call is observed, its egress decision on the record and in the signed receipt', async () => {
-    const res = await g.invoke(agent, 'get-1', call('tickets/get-ticket', { id: 'T-7' }));
+    const res = await g.invoke(agent, 'get-1', call('helpdesk/get-ticket', { id: 'T-7' }));
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({
       status: 'observed',
@@ -163,7 +163,7 @@ describe('http tools through the gateway', () => {
 
   it('a write whose connection resets is uncertain, 409 on retry; after a denial attempt 2 sends the same Idempotency-Key', async () => {
     dropNextPost = true;
-    const body = call('tickets/create-ticket', { ticket: { title: 'printer on fire' } });
+    const body = call('helpdesk/create-ticket', { ticket: { title: 'printer on fire' } });
     const first = await g.invoke(agent, 'create-1', body);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body).toMatchObject({ status: 'uncertain', error: { code: 'CONNECTION_LOST' } });
@@ -198,8 +198,8 @@ describe('http tools through the gateway', () => {
   it('refuses at publication a URL template naming what the input schema cannot have, naming the field', async () => {
     const res = await publish(
       g,
-      'tickets/bad',
-      tool('tickets/bad', { method: 'GET', url: `http://127.0.0.1:${port}/t/{ticketId}` }, 'read'),
+      'helpdesk/bad',
+      tool('helpdesk/bad', { method: 'GET', url: `http://127.0.0.1:${port}/t/{ticketId}` }, 'read'),
     );
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
