@@ -135,17 +135,31 @@ describe('the demo ticket service, imported from its OpenAPI document', () => {
     expect(names).toEqual(
       expect.arrayContaining(['tickets_list-tickets__1_0_0', 'tickets_create-ticket__1_0_0']),
     );
-    const listed = (await client.callTool({
+    const listed = await client.callTool({
       name: 'tickets_list-tickets__1_0_0',
       arguments: {},
-    }));
+    });
     expect(listed.isError, text(listed)).toBeFalsy();
     expect(text(listed)).toContain('printer on fire');
-    const create = (await client.callTool({
+    const create = await client.callTool({
       name: 'tickets_create-ticket__1_0_0',
       arguments: { body: { title: 'from mcp' } },
-    }));
+    });
     expect(create._meta?.['gatehouse/status']).toBe('awaiting_approval');
+    const approvalId = create._meta?.['gatehouse/approvalId'] as string;
+    const approved = await g.inject('POST', `/v1/approvals/${approvalId}/approve`, {
+      token: g.tokens.reviewer,
+      body: {},
+    });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const resumed = await client.callTool({
+      name: 'tickets_create-ticket__1_0_0',
+      arguments: { body: { title: 'from mcp' } },
+      _meta: { 'gatehouse/approvalId': approvalId },
+    });
+    expect(resumed.isError, text(resumed)).toBeFalsy();
+    expect(resumed._meta?.['gatehouse/status']).toBe('observed');
+    expect(text(resumed)).toContain('"title":"from mcp"');
   });
 });
 
@@ -158,8 +172,9 @@ describe('after a restart', () => {
     expect(after).toEqual(before);
     const res = await g.invoke(g.tokens.agent, 'list-after', call('tickets/list-tickets', {}));
     expect(res.body.status, JSON.stringify(res.body)).toBe('observed');
-    expect((res.body.output as { body: { title: string }[] }).body[0]!.title).toBe(
+    expect((res.body.output as { body: { title: string }[] }).body.map((t) => t.title)).toEqual([
+      'from mcp',
       'printer on fire',
-    );
+    ]);
   });
 });
