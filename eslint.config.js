@@ -17,6 +17,7 @@ const parts = [
   'sandbox',
   'executors',
   'mcp',
+  'oauth',
   'audit',
   'storage',
   'http',

@@ -12,6 +12,8 @@ import type { LogLevel } from './logger.js';
 import { envInteger } from './env-integer.js';
 import { loadReachConfig } from './reach-config.js';
 import type { ReachConfig, ReachFlags } from './reach-config.js';
+import { loadOAuthConfig } from './oauth-config.js';
+import type { OAuthConfig } from './oauth-config.js';
 import { loadTracingConfig } from './tracing-config.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -58,6 +60,8 @@ export interface GatewayConfig {
   logLevel: LogLevel;
   /** Span export, from the standard `OTEL_*` variables; null when tracing is off. */
   tracing: TracingConfig | null;
+  /** OAuth access tokens accepted (`GATEHOUSE_OAUTH_*`); null: Gatehouse tokens only. */
+  oauth: OAuthConfig | null;
 }
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
@@ -76,6 +80,7 @@ export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): GatewayConfig {
   const dataDir = resolve(flags.dataDir ?? env.GATEHOUSE_DATA ?? '.data');
+  const reach = loadReachConfig(flags.reach ?? {}, env);
   const config: GatewayConfig = {
     dataDir,
     host: flags.host ?? env.GATEHOUSE_HOST ?? '127.0.0.1',
@@ -108,7 +113,7 @@ export function loadConfig(
     logRequests: flags.logRequests ?? env.GATEHOUSE_LOG_REQUESTS === '1',
     limits: loadServerLimits(flags.limits ?? {}, env),
     streams: loadStreamLimits(flags.streams ?? {}, env),
-    reach: loadReachConfig(flags.reach ?? {}, env),
+    reach,
     studioDir: resolve(flags.studioDir ?? env.GATEHOUSE_STUDIO_DIR ?? BUILT_STUDIO),
     sessionTtlMs:
       flags.sessionTtlMs ??
@@ -116,6 +121,7 @@ export function loadConfig(
       8 * 3600 * 1000,
     logLevel: flags.logLevel ?? logLevel(env.GATEHOUSE_LOG_LEVEL),
     tracing: flags.tracing !== undefined ? flags.tracing : loadTracingConfig(env),
+    oauth: flags.oauth !== undefined ? flags.oauth : loadOAuthConfig(env, reach),
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;

@@ -1,3 +1,4 @@
+import { AccessTokenVerifier } from '../oauth/index.js';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -349,6 +350,18 @@ export class Gateway {
           metrics,
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
+          ...(config.oauth
+            ? {
+                oauth: {
+                  resource: config.oauth.audience,
+                  issuer: config.oauth.issuer,
+                  verifier: new AccessTokenVerifier({
+                    ...config.oauth,
+                    knownTenant: (id) => directory.tenant(id) !== undefined,
+                  }),
+                },
+              }
+            : {}),
           storage: () => db.storageProblem,
           sandbox: () => sandboxProblem,
           // One view per tools/list: its reads grow with the servers, not with the tools.

@@ -192,6 +192,14 @@ export const ACCESS = {
   'GET /readyz': { roles: 'public' },
   'GET /metrics': { roles: 'public' },
   'GET /openapi.json': { roles: 'public' },
+  'GET /.well-known/oauth-protected-resource': {
+    roles: 'public',
+    why: 'where OAuth clients find the authorization server (RFC 9728); names no tenant data',
+  },
+  'GET /.well-known/oauth-protected-resource/mcp': {
+    roles: 'public',
+    why: 'the same metadata for /mcp, where MCP clients look first',
+  },
 } as const satisfies Record<string, RouteAccess>;
 
 /** A route the table names: `METHOD /url`. */

@@ -2,7 +2,8 @@ import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { Directory, Principal, Role } from '../tenancy/index.js';
 import { Reach } from './access-table.js';
 import type { RouteAccess } from './access-table.js';
-import { bearerPrincipal } from './bearer.js';
+import { bearerPrincipal, bearerToken, JWT } from './bearer.js';
+import type { OAuthResource } from './services.js';
 
 /** What the access table granted one request: how far it reaches, and with which token. */
 export interface Grant {
@@ -44,17 +45,28 @@ export function actingRoles(p: Principal): readonly Role[] {
  * @throws GatehouseError UNAUTHENTICATED (no, malformed, unknown, expired or revoked token: the
  *   message says which), FORBIDDEN (no role the route allows; the message names them).
  */
-export function authorize(
+export async function authorize(
   directory: Directory,
   route: string,
   access: RouteAccess,
   authorization: string | undefined,
-  o: { noun?: string; maxLength?: number } = {},
-): { principal: Principal; grant: Grant } {
+  o: { noun?: string; maxLength?: number; oauth?: OAuthResource } = {},
+): Promise<{ principal: Principal; grant: Grant }> {
   if (access.roles === 'public') return { principal: ANONYMOUS, grant: PUBLIC_GRANT };
+  // A JWT is an OAuth access token: checked by the authorization server's keys when one is set.
+  if (o.oauth) {
+    const token = bearerToken(authorization, o.noun ?? 'token', OAUTH_TOKEN_MAX);
+    if (JWT.test(token)) {
+      const proved = await o.oauth.verifier.verify(token);
+      return grantFor(route, access, proved.principal, proved.token);
+    }
+  }
   const proved = bearerPrincipal(directory, authorization, o);
   return grantFor(route, access, proved.principal, proved.token);
 }
+
+/** The longest OAuth access token read (JWTs with many claims run to a few kilobytes). */
+const OAUTH_TOKEN_MAX = 8192;
 
 /**
  * Checks the route's access for an authenticated principal (by a bearer token, or by a Studio

@@ -4,6 +4,9 @@ import type { Authentication, Directory } from '../tenancy/index.js';
 // One pattern for every length bound: compiling a RegExp per request showed in the profile.
 const BEARER = /^Bearer ([\x21-\x7e]+)$/;
 
+/** The form of a JWT (three base64url parts, a JSON header): an OAuth access token. */
+export const JWT = /^eyJ[\w-]*\.[\w-]*\.[\w-]*$/;
+
 /**
  * The token of an `Authorization: Bearer <token>` header: printable ASCII, at most `maxLength`.
  * `noun` names the token in messages (`token`, `agent token`).

@@ -26,6 +26,8 @@ import { principalRoutes } from './routes/principal-routes.js';
 import { tokenRoutes } from './routes/token-routes.js';
 import { secretRoutes } from './routes/secret-routes.js';
 import { mcpServerRoutes } from './routes/mcp-server-routes.js';
+import { bearerChallenge } from '../oauth/index.js';
+import { oauthRoutes } from './routes/oauth-routes.js';
 import { operationalRoutes } from './routes/operational-routes.js';
 import { installBodyParsers } from './body-parsers.js';
 import { EventStreamHub } from './event-stream-hub.js';
@@ -123,7 +125,11 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     sends.close();
     done();
   });
+  // With an authorization server, every 401 says where OAuth clients find it (RFC 9728).
+  const challenge = s.oauth ? bearerChallenge(s.oauth.resource) : null;
   app.addHook('onSend', (_req, reply, payload, done) => {
+    if (challenge !== null && reply.statusCode === 401)
+      void reply.header('www-authenticate', challenge);
     sends.watch(reply.raw, payload);
     done(null, payload);
   });
@@ -152,6 +158,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...sessionRoutes(s),
     ...studioRoutes(o.studio ?? null),
     ...operationalRoutes(s, () => openapi),
+    ...oauthRoutes(s),
   ];
   const openapi = openApiDocument([...routes, ...MCP_ENDPOINT_ROUTES], o.version);
 
@@ -179,7 +186,9 @@ export function buildServer(o: ServerOptions): FastifyInstance {
             req.headers.authorization === undefined &&
             hasSessionCookie(req)
               ? grantFor(key, access, sessionPrincipal(s, req), null)
-              : authorize(s.directory, key, access, req.headers.authorization);
+              : await authorize(s.directory, key, access, req.headers.authorization, {
+                  ...(s.oauth ? { oauth: s.oauth } : {}),
+                });
           const answer = await route.handler(principal, req, reply, grant);
           if (answer === null) return reply;
           void reply.code(answer.status);

@@ -7,7 +7,17 @@ import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
 import type { Directory, SessionBook } from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
+import type { AccessTokenVerifier } from '../oauth/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
+
+/** This gateway as an OAuth 2.1 protected resource (RFC 9728), when an issuer is configured. */
+export interface OAuthResource {
+  /** This gateway's resource identifier: the audience its tokens must name. */
+  resource: string;
+  /** The authorization server's issuer identifier. */
+  issuer: string;
+  verifier: Pick<AccessTokenVerifier, 'verify'>;
+}
 
 /** The parts the REST API translates to. */
 export interface GatewayServices {
@@ -38,6 +48,8 @@ export interface GatewayServices {
   auditWriter: AuditWriter;
   /** False while starting or stopping. */
   ready: () => boolean;
+  /** OAuth access tokens (JWTs) accepted besides Gatehouse tokens; absent: static tokens only. */
+  oauth?: OAuthResource;
   /** Null while storage accepts writes, else why not (/readyz then answers 503). */
   storage?: () => string | null;
   /**

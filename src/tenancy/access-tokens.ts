@@ -279,11 +279,12 @@ export class AccessTokens {
 
   /**
    * Calls `listener` once when token `id` stops working: at its expiry, at once on revocation,
-   * at the end of a rotation's overlap. @returns the unsubscribe; safe to call twice.
+   * at the end of a rotation's overlap. A token not issued here (an OAuth access token) ends at
+   * `otherwiseEnd` (ms; default at once). @returns the unsubscribe; safe to call twice.
    */
-  watch(id: string, listener: () => void): () => void {
+  watch(id: string, listener: () => void, otherwiseEnd = 0): () => void {
     const t = this.byId.get(id);
-    return this.watch_.watch(id, t ? tokenEnd(t) : 0, listener);
+    return this.watch_.watch(id, t ? tokenEnd(t) : otherwiseEnd, listener);
   }
 
   /** Stops every watch (the gateway is closing). */

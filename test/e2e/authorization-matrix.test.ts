@@ -452,6 +452,17 @@ function cases(): Record<RouteKey, Case> {
     'GET /readyz': { target: 'none', request: () => ({ url: '/readyz' }) },
     'GET /metrics': { target: 'none', request: () => ({ url: '/metrics' }) },
     'GET /openapi.json': { target: 'none', request: () => ({ url: '/openapi.json' }) },
+    // This gateway has no authorization server: the metadata is absent for everyone alike.
+    'GET /.well-known/oauth-protected-resource': {
+      target: 'none',
+      request: () => ({ url: '/.well-known/oauth-protected-resource' }),
+      answers: () => 404,
+    },
+    'GET /.well-known/oauth-protected-resource/mcp': {
+      target: 'none',
+      request: () => ({ url: '/.well-known/oauth-protected-resource/mcp' }),
+      answers: () => 404,
+    },
   };
 }
 

@@ -356,7 +356,9 @@ describe('POST /mcp refuses bad input and attacks', () => {
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJvdGhlciJ9.c2lnbmF0dXJl';
     const foreign = await rawPost({ authorization: `Bearer ${jwt}` });
     expect(foreign.status).toBe(401);
-    expect(foreign.body).toMatch(/another audience/);
+    expect(foreign.body).toMatch(
+      /a JWT, and this gateway has no OAuth authorization server configured/,
+    );
     const reviewer = await rawPost({ authorization: `Bearer ${g.tokens.reviewer}` });
     expect(reviewer.status).toBe(403);
     expect(reviewer.body).toMatch(/POST \/mcp needs one of the roles agent; you act as reviewer/);

@@ -74,8 +74,9 @@ export function mountMcpEndpoint(
 
   const open = async (
     principal: Principal,
-    token: string,
+    grantToken: { id: string; expiresAt: string },
   ): Promise<WebStandardStreamableHTTPServerTransport> => {
+    const token = grantToken.id;
     const mine = [...sessions.entries()].filter(([, x]) => x.principal === principal.id);
     for (const [id, x] of mine.slice(0, Math.max(0, mine.length - maxSessions + 1))) {
       await end(id, x);
@@ -85,7 +86,11 @@ export function mountMcpEndpoint(
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
         const session: Session = { principal: principal.id, token, transport, unwatch: () => {} };
-        session.unwatch = s.directory.tokens.watch(token, () => void end(id, session));
+        session.unwatch = s.directory.tokens.watch(
+          token,
+          () => void end(id, session),
+          Date.parse(grantToken.expiresAt),
+        );
         sessions.set(id, session);
         counted();
       },
@@ -144,7 +149,7 @@ export function mountMcpEndpoint(
       sessions.set(sessionId, session);
       transport = session.transport;
     } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
-      transport = await open(principal, token);
+      transport = await open(principal, grant.token!);
     } else {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
@@ -173,15 +178,10 @@ export function mountMcpEndpoint(
     method: ['POST', 'DELETE'],
     url: '/mcp',
     bodyLimit: o.bodyLimit ?? 1024 * 1024,
-    onRequest: (req, _reply, done) => {
-      try {
-        checkHost(req, o);
-        checkOrigin(req, o);
-        principals.set(req, authenticateAgent(s, req.method, req.headers.authorization));
-        done();
-      } catch (err) {
-        done(err as Error);
-      }
+    onRequest: async (req) => {
+      checkHost(req, o);
+      checkOrigin(req, o);
+      principals.set(req, await authenticateAgent(s, req.method, req.headers.authorization));
     },
     handler,
     // Answered once the refusal is recorded (recordRefusal never throws).

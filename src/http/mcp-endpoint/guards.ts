@@ -4,7 +4,7 @@ import type { Principal } from '../../tenancy/index.js';
 import { accessOf } from '../access-table.js';
 import { authorize } from '../access.js';
 import type { Grant } from '../access.js';
-import { bearerToken } from '../bearer.js';
+import { bearerToken, JWT } from '../bearer.js';
 import type { GatewayServices } from '../services.js';
 
 /** Where `/mcp` may be reached from: names besides the local ones, and browser origins. */
@@ -27,7 +27,6 @@ export interface McpReach {
   allowedOrigins?: string[];
 }
 
-const JWT = /^eyJ[\w-]*\.[\w-]*\.[\w-]*$/;
 const LOCAL_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 /** What a refusal tells the operator to change. */
 const HOW_TO_ALLOW =
@@ -101,29 +100,30 @@ export function checkOrigin(req: FastifyRequest, o: McpReach): void {
 
 /**
  * The agent a bearer token belongs to, checked against the access table's entry for the request
- * (`POST /mcp`, `DELETE /mcp`). Tokens are opaque Gatehouse tokens; a JWT was issued for another
- * audience and is refused without being looked at.
+ * (`POST /mcp`, `DELETE /mcp`): a Gatehouse agent token, or an OAuth access token (a JWT) when an
+ * authorization server is configured; without one a JWT is refused without being looked at.
  * @throws GatehouseError UNAUTHENTICATED (no, malformed, foreign, unknown, expired or revoked
  *   token), FORBIDDEN (not an agent, or an agent without a release).
  */
-export function authenticateAgent(
+export async function authenticateAgent(
   s: GatewayServices,
   method: string,
   header: string | undefined,
-): { principal: Principal; grant: Grant } {
+): Promise<{ principal: Principal; grant: Grant }> {
   // Longer than REST's 512, so that a JWT is recognized as one and told why it is refused.
-  const token = bearerToken(header, 'agent token', 4096);
-  if (JWT.test(token))
+  const token = bearerToken(header, 'agent token', 8192);
+  if (!s.oauth && JWT.test(token))
     throw new GatehouseError(
       ErrorCode.UNAUTHENTICATED,
-      'This token is a JWT issued for another audience; /mcp accepts only Gatehouse agent tokens.',
+      'This token is a JWT, and this gateway has no OAuth authorization server configured; /mcp accepts only Gatehouse agent tokens.',
     );
   const key = `${method} /mcp`;
   const access = accessOf(method, '/mcp');
   if (!access) throw new IllegalStateError(`${key} is not in the access table`);
-  const authorized = authorize(s.directory, key, access, header, {
+  const authorized = await authorize(s.directory, key, access, header, {
     noun: 'agent token',
     maxLength: 4096,
+    ...(s.oauth ? { oauth: s.oauth } : {}),
   });
   const p = authorized.principal;
   if (!p.agent || !p.project) {

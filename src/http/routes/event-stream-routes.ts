@@ -41,7 +41,12 @@ export function eventStreamRoutes(hub: EventStreamHub, directory: Directory): Ro
         const token = grant.token;
         await hub.serve(principal, reply, start, {
           owner: grant.owner,
-          ...(token ? { watch: (stop) => directory.tokens.watch(token.id, stop) } : {}),
+          ...(token
+            ? {
+                watch: (stop) =>
+                  directory.tokens.watch(token.id, stop, Date.parse(token.expiresAt)),
+              }
+            : {}),
         });
         return null;
       },
