@@ -163,6 +163,30 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       await p.getByText('No approvals waiting.').waitFor();
     });
 
+    it('never shows a request as made in the future when the browser clock is behind the gateway', async () => {
+      const p = await studio.page();
+      // The browser's clock 20 s behind the gateway's, which stamps the request.
+      await p.clock.install({ time: Date.now() - 20_000 });
+      await signIn(p, studio.url(), studio.gateway.tokens.reviewer);
+      const res = await studio.gateway.invoke(
+        studio.gateway.tokens.agent,
+        'studio-skew-1',
+        call('demo/propose-change', { title: 'Skewed clock', diff: '+skew\n' }),
+      );
+      expect(res.body.status).toBe('awaiting_approval');
+      const card = p
+        .getByRole('list', { name: 'Pending approvals' })
+        .getByRole('article', { name: 'demo/propose-change@1.0.0' });
+      await card.waitFor();
+      const { requestedAt } = await approval(res.body.approvalId!);
+      const requested = card.locator(`time[datetime="${requestedAt}"]`).first();
+      await expect(requested.textContent()).resolves.toMatch(/just now|ago/);
+      await studio.gateway.inject('POST', `/v1/approvals/${res.body.approvalId!}/reject`, {
+        token: studio.gateway.tokens.reviewer,
+        body: { reason: 'clean up after the test' },
+      });
+    });
+
     it('keeps agents out, and sets the session cookie HttpOnly and SameSite=Strict', async () => {
       const p = await studio.page();
       await p.goto(`${studio.url()}/studio/`);

@@ -66,9 +66,19 @@ export function DiffView({ diff, label }: { diff: string; label: string }) {
   );
 }
 
-/** A time, as "3 min ago" / "in 2 h", with the exact time on hover and for assistive tech. */
-export function When({ at, now }: { at: string; now: number }) {
+/**
+ * A time, as "3 min ago" / "in 2 h", with the exact time on hover and for assistive tech. A
+ * `past` time (something that happened, stamped by the gateway) never reads as future: a browser
+ * clock behind the gateway's would otherwise show a request made "in 2 s".
+ */
+export function When({ at, now, past }: { at: string; now: number; past?: boolean }) {
   const ms = Date.parse(at) - now;
+  if (past && ms > -1000)
+    return (
+      <time dateTime={at} title={at}>
+        just now
+      </time>
+    );
   const abs = Math.abs(ms);
   const text =
     abs < 60_000

@@ -77,7 +77,7 @@ export function ApprovalCard(props: { approval: Approval; now: number; onDecided
           </code>
         </Field>
         <Field name="Requested by">
-          <code>{a.requestedBy}</code>, <When at={a.requestedAt} now={props.now} />
+          <code>{a.requestedBy}</code>, <When at={a.requestedAt} now={props.now} past />
         </Field>
         <Field name={a.status === 'pending' ? 'Expires' : 'Expiry'}>
           <When at={a.expiresAt} now={props.now} />
@@ -89,7 +89,7 @@ export function ApprovalCard(props: { approval: Approval; now: number; onDecided
               {a.decisions.map((d) => (
                 <li key={`${d.principal}-${d.at}`}>
                   <code>{d.principal}</code> {d.decision === 'approve' ? 'approved' : 'rejected'}{' '}
-                  <When at={d.at} now={props.now} />
+                  <When at={d.at} now={props.now} past />
                   {d.reason ? `: “${d.reason}”` : ''}
                 </li>
               ))}
