@@ -1,4 +1,10 @@
-import { RemovalEncoding, escapeRegExp } from './redaction.js';
+import {
+  BASE64_UNIT_MAX,
+  ENCODED_LINE_BREAK,
+  ENCODED_LINE_BREAK_MAX,
+  RemovalEncoding,
+  escapeRegExp,
+} from './redaction.js';
 import type { RedactionRule } from './redaction.js';
 
 /**
@@ -31,27 +37,24 @@ const JSON_SHORT_ESCAPES: Record<string, string> = {
 /**
  * The rules that find one brokered value in a text: its plain form, JSON-escaped and URL-encoded
  * forms (any encoder: upper- or lower-case escapes, `+` or `%20` for a space, characters left as
- * they are), hex in both cases, and base64 in both alphabets. Base64 is matched by the part of the
- * encoding that the value alone decides, at each of the three byte offsets it can sit at, so the
- * value is found padded, unpadded and inside a longer base64 text; the scanner then takes in the
- * rest of the quanta that hold it (see {@link base64Edges}). An empty value gives no rules.
+ * they are, or every byte escaped), hex in either case (run together, wrapped or byte by byte),
+ * and base64 in both alphabets (wrapped, JSON-escaped or URL-encoded too). Base64 is matched by the
+ * part of the encoding that the value alone decides, at each of the three byte offsets it can sit
+ * at, so the value is found padded, unpadded and inside a longer base64 text; the scanner then
+ * takes in the rest of the quanta that hold it (see {@link base64Edges}). An empty value gives no
+ * rules.
  */
 export function brokeredForms(name: string, value: string): RedactionRule[] {
   if (value === '') return [];
   const kind = `brokered:${name}`;
   const rules: RedactionRule[] = [];
-  const literal = (text: string, encoding: RemovalEncoding, edges?: RedactionRule['edges']) => {
-    rules.push({
-      kind,
-      encoding,
-      source: escapeRegExp(text),
-      maxLength: text.length,
-      lookahead: edges?.after ?? 0,
-      ...(edges ? { edges } : {}),
-    });
-  };
-
-  literal(value, RemovalEncoding.plain);
+  rules.push({
+    kind,
+    encoding: RemovalEncoding.plain,
+    source: escapeRegExp(value),
+    maxLength: value.length,
+    lookahead: 0,
+  });
   for (const [encoding, flexible] of [
     [RemovalEncoding.json, jsonEscapedForm(value)],
     [RemovalEncoding.url, urlEncodedForm(value)],
@@ -62,16 +65,22 @@ export function brokeredForms(name: string, value: string): RedactionRule[] {
   }
 
   const bytes = Buffer.from(value, 'utf8');
-  const hex = bytes.toString('hex');
-  if (hex.length >= MIN_ENCODED_FORM_LENGTH) {
-    literal(hex, RemovalEncoding.hex);
-    literal(hex.toUpperCase(), RemovalEncoding.hex);
+  rules.push({ kind, encoding: RemovalEncoding.url, ...percentEncodedForm(bytes), lookahead: 0 });
+  if (2 * bytes.length >= MIN_ENCODED_FORM_LENGTH) {
+    rules.push({ kind, encoding: RemovalEncoding.hex, ...hexForm(bytes), lookahead: 0 });
   }
   for (const alphabet of [RemovalEncoding.base64, RemovalEncoding.base64url] as const) {
     for (const offset of [0, 1, 2]) {
       const inner = base64Inner(bytes, offset, alphabet);
       if (inner.length < MIN_ENCODED_FORM_LENGTH) continue;
-      literal(inner, alphabet, base64Edges(bytes.length, offset));
+      const edges = base64Edges(bytes.length, offset);
+      rules.push({
+        kind,
+        encoding: alphabet,
+        ...base64Form(inner),
+        lookahead: edges.after * BASE64_UNIT_MAX,
+        edges,
+      });
     }
   }
 
@@ -101,6 +110,44 @@ export function base64Inner(bytes: Uint8Array, offset: number, alphabet: 'base64
   const first = Math.ceil((8 * offset) / 6);
   const end = Math.floor((8 * (offset + bytes.length)) / 6);
   return encoded.slice(first, end);
+}
+
+/**
+ * A base64 fragment as encoders write it: wrapped (a line break between any two characters),
+ * inside JSON (`/` escaped as a backslash and `/`, line breaks as `\\n`) or URL-encoded (`+`, `/`
+ * as `%2B`, `%2F`).
+ */
+function base64Form(inner: string): FlexibleForm {
+  const units = [...inner].map((ch) => {
+    if (ch === '/') return { source: String.raw`(?:\\\/|%2[Ff]|\/)`, length: 3 };
+    if (ch === '+') return { source: String.raw`(?:%2[Bb]|\+)`, length: 3 };
+    return { source: escapeRegExp(ch), length: 1 };
+  });
+  return {
+    source: units.map((u) => u.source).join(`${ENCODED_LINE_BREAK}?`),
+    maxLength:
+      units.reduce((n, u) => n + u.length, 0) + (units.length - 1) * ENCODED_LINE_BREAK_MAX,
+  };
+}
+
+/** Separators hex dumps put between bytes: a space or colon (`od`, `openssl`), a line break. */
+const HEX_SEPARATOR = String.raw`(?:[ :]|${ENCODED_LINE_BREAK} ?)?`;
+
+/** The value in hex, either case, bytes run together, wrapped (`xxd -p`) or separated (`od`). */
+function hexForm(bytes: Uint8Array): FlexibleForm {
+  const pairs = [...bytes].map((b) => hexDigits(b.toString(16).padStart(2, '0')));
+  return {
+    source: pairs.join(HEX_SEPARATOR),
+    maxLength: 2 * pairs.length + (pairs.length - 1) * (ENCODED_LINE_BREAK_MAX + 1),
+  };
+}
+
+/** Every byte percent-encoded, either case (an encoder that leaves no character as it is). */
+function percentEncodedForm(bytes: Uint8Array): FlexibleForm {
+  return {
+    source: [...bytes].map((b) => `%${hexDigits(b.toString(16).padStart(2, '0'))}`).join(''),
+    maxLength: 3 * bytes.length,
+  };
 }
 
 interface FlexibleForm {

@@ -1,5 +1,12 @@
 import { IllegalStateError } from '../core/index.js';
-import { RemovalEncoding, redactionMarker } from './redaction.js';
+import {
+  BASE64_PAD,
+  BASE64_UNIT,
+  BASE64_UNIT_MAX,
+  ENCODED_LINE_BREAK,
+  RemovalEncoding,
+  redactionMarker,
+} from './redaction.js';
 import type { RedactionRule, RemovalTally } from './redaction.js';
 
 /** One secret found in a text, by position. */
@@ -23,8 +30,10 @@ interface Scan {
   openAt: number;
 }
 
-/** Characters of either base64 alphabet: where a fragment's partial neighbour may sit. */
-const BASE64_CHAR = /[A-Za-z0-9+/_-]/;
+/** A base64 character (any alphabet, as written) and the line break after it, ending a text. */
+const UNIT_BEFORE = new RegExp(`${BASE64_UNIT}${ENCODED_LINE_BREAK}?$`);
+/** A line break and a base64 character (group 1) or padding, from `lastIndex` on. */
+const UNIT_AFTER = new RegExp(`${ENCODED_LINE_BREAK}?(?:(${BASE64_UNIT})|${BASE64_PAD})`, 'y');
 
 /**
  * Finds every rule's matches in one pass: the rules' sources joined into one RegExp, so a text is
@@ -43,7 +52,10 @@ export class RedactionScanner {
    * that is not complete: the longest short rule (or long rule's prefix), plus what decides its end.
    */
   readonly holdBack: number;
-  /** How many characters before a match a hit may take in (a base64 fragment's quanta). */
+  /**
+   * How many characters before a match a hit may take in (a base64 fragment's quanta, each
+   * character as written, with a line break).
+   */
   readonly reachBack: number;
 
   /**
@@ -67,7 +79,7 @@ export class RedactionScanner {
     this.#brokeredRules = rules.filter((r) => r.encoding !== undefined);
     this.#brokered = join(this.#brokeredRules, flags);
     this.holdBack = Math.max(0, ...rules.map((r) => (r.window ?? r.maxLength) + r.lookahead));
-    this.reachBack = Math.max(0, ...rules.map((r) => r.edges?.before ?? 0));
+    this.reachBack = Math.max(0, ...rules.map((r) => (r.edges?.before ?? 0) * BASE64_UNIT_MAX));
   }
 
   /**
@@ -169,7 +181,8 @@ export class RedactionScanner {
 /**
  * A base64 fragment's match widened to the whole quanta that hold the value: up to `edges.before`
  * base64 characters before it (never before `floor`, the end of the previous hit) and up to
- * `edges.after` after it, padding included. A match without edges is kept as it is.
+ * `edges.after` after it, padding included, each as written (escaped or percent-encoded) and
+ * across the line breaks of wrapped base64. A match without edges is kept as it is.
  */
 function quanta(
   text: string,
@@ -181,13 +194,19 @@ function quanta(
   let start = matchStart;
   let end = matchEnd;
   if (!edges) return { start, end };
-  while (matchStart - start < edges.before && start > floor && BASE64_CHAR.test(text[start - 1]!))
-    start -= 1;
+  for (let n = 0; n < edges.before && start > floor; n += 1) {
+    const unit = UNIT_BEFORE.exec(text.slice(Math.max(floor, start - BASE64_UNIT_MAX), start));
+    if (!unit) break;
+    start -= unit[0].length;
+  }
   // Padding ends a base64 text: after the first `=`, only `=` may follow.
-  while (end - matchEnd < edges.after && end < text.length) {
-    const ch = text[end]!;
-    if (ch === '=' || (text[end - 1] !== '=' && BASE64_CHAR.test(ch))) end += 1;
-    else break;
+  let padded = false;
+  for (let n = 0; n < edges.after && end < text.length; n += 1) {
+    UNIT_AFTER.lastIndex = end;
+    const unit = UNIT_AFTER.exec(text);
+    if (!unit || (padded && unit[1] !== undefined)) break;
+    padded = unit[1] === undefined;
+    end = UNIT_AFTER.lastIndex;
   }
   return { start, end };
 }

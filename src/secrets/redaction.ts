@@ -64,6 +64,23 @@ export interface RedactionRule {
   readonly keep?: (match: string) => { prefix: string; suffix: string };
 }
 
+/**
+ * A line break an encoder writes into its output (`base64` and MIME wrap at 76 columns, `openssl`
+ * at 64, `xxd -p` at 60), as itself (LF or CRLF) or JSON-escaped (a backslash and `n`, or `\r\n` so escaped).
+ */
+export const ENCODED_LINE_BREAK = String.raw`(?:\r?\n|\\r\\n|\\n)`;
+/** The longest {@link ENCODED_LINE_BREAK}. */
+export const ENCODED_LINE_BREAK_MAX = 4;
+/**
+ * One base64 character as an encoder may write it: itself, `/` JSON-escaped (a backslash before it), or `+` and
+ * `/` percent-encoded (`%2B`, `%2F`, either case).
+ */
+export const BASE64_UNIT = String.raw`(?:\\\/|%2[BbFf]|[A-Za-z0-9+/_-])`;
+/** Base64 padding, as itself or percent-encoded. */
+export const BASE64_PAD = String.raw`(?:=|%3[Dd])`;
+/** The most text one base64 character takes, with the line break that may precede it. */
+export const BASE64_UNIT_MAX = 3 + ENCODED_LINE_BREAK_MAX;
+
 /** The text that replaces a removed secret: `[REDACTED:<kind>]`. */
 export function redactionMarker(kind: string): string {
   // A name could hold characters that would break the JSON or URL the marker lands in.

@@ -29,8 +29,11 @@ interface ShellOutput {
   usage: { maxMemoryBytes: number | null; cpuMs: number | null };
 }
 
-/** Our own secret, with characters a URL encoder changes, so every encoding differs. */
-const SECRET = `gh/${randomBytes(12).toString('hex')}:q+z`;
+/**
+ * Our own secret, with characters a URL encoder changes, so every encoding differs; 67 bytes, so
+ * its base64 is longer than the 76 columns `base64` wraps at.
+ */
+const SECRET = `gh/${randomBytes(30).toString('hex')}:q+z`;
 const CANARY = `canary-${randomBytes(8).toString('hex')}`;
 /** A secret that is a valid host-name label, in mixed case: the proxy records it lower-cased. */
 const HOST_SECRET = `Gh-${randomBytes(10).toString('hex')}-XyZ`;
@@ -236,6 +239,50 @@ describe('a brokered secret', () => {
     const creds = r.lease?.credentials as Record<string, unknown>[];
     expect(creds.map((c) => Object.keys(c).sort())).toEqual([['expiresAt', 'id', 'ref', 'scope']]);
     expect(creds.map((c) => [c.ref, c.scope])).toEqual([['test-token', 'test']]);
+  });
+
+  it('is removed as `base64` (wrapped at 76), MIME (CRLF) and `od` write it, in the record and receipt', async () => {
+    const script = [
+      'printf %s "$TEST_TOKEN" | base64',
+      'echo --',
+      'printf %s "$TEST_TOKEN" | base64 | sed \'s/$/\\r/\'',
+      'echo --',
+      'printf %s "$TEST_TOKEN" | od -An -tx1',
+    ].join('\n');
+    const r = await run('test/secret-sh', script);
+    expect(r.status).toBe('observed');
+    const marker = '[REDACTED:brokered:test-token]';
+    expect(outputOf(r).stdout).toBe(`${marker}\n--\n${marker}\r\n--\n ${marker}\n`);
+
+    const bytes = Buffer.from(SECRET, 'utf8');
+    const b64 = bytes.toString('base64');
+    const hex = [...bytes].map((b) => b.toString(16).padStart(2, '0'));
+    // Each line of each dump: any of them left would give part of the value away.
+    const lines = [
+      b64.slice(0, 76),
+      b64.slice(76),
+      hex.slice(0, 16).join(' '),
+      hex.slice(16, 32).join(' '),
+    ];
+    expect(b64.length).toBeGreaterThan(76);
+    const stored = await g.inject<InvocationRecord>('GET', `/v1/invocations/${r.id}`, {
+      token: g.tokens.operator,
+    });
+    const { predicate, envelope } = await verifiedReceipt(g, r.id);
+    const payload = Buffer.from((envelope as { payload: string }).payload, 'base64').toString();
+    for (const [where, text] of [
+      ['response', JSON.stringify(r)],
+      ['stored record', JSON.stringify(stored.body)],
+      ['audit records', auditText(g)],
+      ['receipt payload', payload],
+    ] as const)
+      for (const line of lines) expect(text.includes(line), `${line} in the ${where}`).toBe(false);
+    const kind = 'brokered:test-token';
+    expect(r.redactions).toEqual([
+      { kind, encoding: 'base64', count: 2 },
+      { kind, encoding: 'hex', count: 1 },
+    ]);
+    expect(predicate.redactions).toEqual(r.redactions);
   });
 });
 

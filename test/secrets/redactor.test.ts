@@ -9,6 +9,11 @@ const NAME = 'deploy-key';
 const MARK = '[REDACTED:brokered:deploy-key]';
 const redactor = new Redactor([{ name: NAME, value: SECRET }], { patterns: false });
 
+/** `text` broken into lines of `width` characters joined by `eol`, as `base64` and MIME wrap. */
+function wrap(text: string, width: number, eol: string): string {
+  return (text.match(new RegExp(`.{1,${width}}`, 'gs')) ?? []).join(eol);
+}
+
 /** Every check also asserts the value left no trace in the output or the removals. */
 function redact(r: Redactor, text: string, secret = SECRET) {
   const result = r.redactText(text);
@@ -186,6 +191,72 @@ describe('Redactor: brokered values', () => {
     expect(r.redactJson([value], { foldCase: true }).removals).toEqual([
       { kind: 'brokered:host', encoding: 'plain', count: 1 },
     ]);
+  });
+
+  it('removes base64 as encoders write it: wrapped (LF, CRLF), JSON-escaped, URL-encoded', () => {
+    // 102 bytes: its base64 is longer than a 76-column line and holds both `/` and `+`.
+    const secret = SECRET.repeat(6);
+    const r = new Redactor([{ name: 'v', value: secret }], { patterns: false });
+    const mark = '[REDACTED:brokered:v]';
+    for (const head of ['', 'x', 'xy']) {
+      // `printf %s "$SECRET" | base64` and its like, the value at each byte offset of a quantum.
+      const data = Buffer.from(`${head}${secret}`);
+      for (const alphabet of ['base64', 'base64url'] as const) {
+        const flat = data.toString(alphabet);
+        expect(flat.length).toBeGreaterThan(76);
+        const forms: Record<string, [string, string]> = {
+          'wrapped at 76, LF (base64)': [`${wrap(flat, 76, '\n')}\n`, '\n'],
+          'wrapped at 76, CRLF (MIME)': [`${wrap(flat, 76, '\r\n')}\r\n`, '\r\n'],
+          'wrapped at 64 (openssl)': [`${wrap(flat, 64, '\n')}\n`, '\n'],
+          'wrapped, inside JSON': [
+            JSON.stringify(`${wrap(flat, 76, '\n')}\n`)
+              .slice(1, -1)
+              .replace(/\//g, '\\/'),
+            '\\n',
+          ],
+          'JSON, slashes escaped': [JSON.stringify(flat).slice(1, -1).replace(/\//g, '\\/'), ''],
+          'URL-encoded': [encodeURIComponent(flat), ''],
+        };
+        for (const [name, [encoded, trailer]] of Object.entries(forms)) {
+          const { text, removals } = r.redactText(`<${encoded}>`);
+          const about = `${alphabet} at offset ${head.length}, ${name}: ${encoded}`;
+          expect(text, about).toBe(`<${mark}${trailer}>`);
+          expect(removals, about).toEqual([{ kind: 'brokered:v', encoding: alphabet, count: 1 }]);
+        }
+      }
+    }
+    // A line break where a quantum of the value ends takes nothing of the next line with it.
+    const flat = Buffer.from(`${secret}\n`).toString('base64');
+    // (`Cg==`, the newline's own quantum, stays.)
+    expect(r.redactText(`${wrap(flat, 76, '\n')}\nnext line`).text).toBe(`${mark}Cg==\nnext line`);
+  });
+
+  it('removes hex as dump tools write it: wrapped (xxd -p), byte by byte (od), with colons', () => {
+    const secret = SECRET.repeat(3);
+    const r = new Redactor([{ name: 'v', value: secret }], { patterns: false });
+    const hex = Buffer.from(secret).toString('hex');
+    const pairs = hex.match(/../g)!;
+    const forms = {
+      'xxd -p': `${wrap(hex, 60, '\n')}\n`,
+      'xxd -p, upper case': `${wrap(hex.toUpperCase(), 60, '\n')}\n`,
+      'od -An -tx1': `${wrap(pairs.map((p) => ` ${p}`).join(''), 48, '\n')}\n`,
+      colons: pairs.join(':'),
+      'inside JSON': JSON.stringify(`${wrap(hex, 60, '\n')}\n`).slice(1, -1),
+    };
+    for (const [name, encoded] of Object.entries(forms)) {
+      const { text, removals } = r.redactText(`<${encoded}>`);
+      expect(text, name).toMatch(/^< ?\[REDACTED:brokered:v\](?:\n|\\n)?>$/);
+      expect(removals, name).toEqual([{ kind: 'brokered:v', encoding: 'hex', count: 1 }]);
+    }
+  });
+
+  it('removes a value with every byte percent-encoded, either case', () => {
+    const encoded = [...Buffer.from(SECRET)].map((b) => `%${b.toString(16).padStart(2, '0')}`);
+    for (const form of [encoded.join(''), encoded.join('').toUpperCase()]) {
+      const { text, removals } = redact(redactor, `q=${form}&x`);
+      expect(text).toBe(`q=${MARK}&x`);
+      expect(removals).toEqual([{ kind: 'brokered:deploy-key', encoding: 'url', count: 1 }]);
+    }
   });
 
   it('removes hex in lower and upper case, also inside a longer hex dump', () => {
