@@ -87,6 +87,8 @@ export async function openExecution(options: {
   const egress = new EgressProxy({
     dir: join(sc.root, 'egress'),
     socketOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
+    // A sandbox reads the source of its socket's bind in /proc/self/mountinfo: not the host's path.
+    mountTmpfs: process.getuid?.() === 0,
   });
   const leases = new SandboxLeases({
     capacity,

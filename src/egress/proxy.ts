@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import {
   ErrorCode,
   GatehouseError,
@@ -57,7 +60,18 @@ export interface EgressProxyOptions {
    * user — the sandboxes, each of which sees only its own socket — can reach it.
    */
   socketOwner?: { uid: number; gid: number };
+  /**
+   * Mount a small tmpfs at `dir` on first use (needs root) and unmount it on close. Each socket
+   * then lies on a filesystem of its own, so what a sandbox reads of its bind in
+   * /proc/self/mountinfo is `/<name>/proxy.sock` on `gatehouse-egress`, not `dir`. A tmpfs a
+   * killed gateway left at `dir` is unmounted first.
+   */
+  mountTmpfs?: boolean;
 }
+
+const run = promisify(execFile);
+/** Size of the sockets' tmpfs: sockets and their directories take no data blocks. */
+const TMPFS_OPTIONS = 'size=64k,mode=0711,nosuid,nodev,noexec';
 
 const DEFAULT_LIMITS: EgressLimits = {
   maxHeaderBytes: 16 * 1024,
@@ -92,6 +106,8 @@ export class EgressProxy {
   /** Lease ids open or opening, so one id never gets two endpoints. */
   private readonly leaseIds = new Set<string>();
   private readonly state = new ResourceLifecycle('the egress proxy');
+  /** Whether the sockets' tmpfs is mounted; set on first use with `mountTmpfs`. */
+  private mounted: Promise<boolean> | undefined;
 
   constructor(private readonly options: EgressProxyOptions) {
     this.resolve = options.resolve ?? systemResolve;
@@ -125,9 +141,11 @@ export class EgressProxy {
       throw new IllegalStateError(`an egress endpoint for lease ${leaseId} is already open`);
     }
     const allowList = EgressAllowList.parse(allow);
+    // Named at random, never by the lease: the sandbox sees the name in /proc/self/mountinfo.
+    const name = randomBytes(9).toString('base64url');
     const socketPath = this.options.socketOwner
-      ? join(this.options.dir, leaseId, 'proxy.sock')
-      : join(this.options.dir, `${leaseId}.sock`);
+      ? join(this.options.dir, name, 'proxy.sock')
+      : join(this.options.dir, `${name}.sock`);
     if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,
@@ -147,6 +165,9 @@ export class EgressProxy {
   close(): Promise<void> {
     return this.state.close(async () => {
       await Promise.all([...this.leases.values()].map((l) => l.close()));
+      if (this.mounted !== undefined && (await this.mounted.catch(() => false))) {
+        await unmountAll(this.options.dir);
+      }
     });
   }
 
@@ -210,10 +231,44 @@ export class EgressProxy {
     const { dir } = this.options;
     const mode = this.options.socketOwner ? 0o711 : 0o700;
     await mkdir(dir, { recursive: true, mode });
+    if (this.options.mountTmpfs === true) {
+      this.mounted ??= mountTmpfs(dir);
+      await this.mounted;
+    }
     const stat = await lstat(dir);
     if (!stat.isDirectory() || stat.uid !== process.getuid?.()) {
       throw new IllegalStateError(`egress socket directory ${dir} is not a directory we own`);
     }
     await chmod(dir, mode);
+  }
+}
+
+/**
+ * Mounts the sockets' tmpfs at `dir`, after unmounting any a killed gateway left there.
+ * @throws GatehouseError UNAVAILABLE when it cannot be mounted (not root).
+ */
+async function mountTmpfs(dir: string): Promise<boolean> {
+  await unmountAll(dir);
+  try {
+    await run('mount', ['-t', 'tmpfs', '-o', TMPFS_OPTIONS, 'gatehouse-egress', dir]);
+  } catch (err) {
+    throw new GatehouseError(
+      ErrorCode.UNAVAILABLE,
+      `Cannot mount the egress sockets' tmpfs at ${dir} (it needs root): ${(err as { stderr?: string }).stderr?.trim() ?? (err as Error).message}`,
+      { cause: err },
+    );
+  }
+  return true;
+}
+
+/** Unmounts every tmpfs stacked at `dir` (a crash may have left one under ours). */
+async function unmountAll(dir: string): Promise<void> {
+  for (let i = 0; i < 8; i += 1) {
+    const mounted = await run('mountpoint', ['-q', dir]).then(
+      () => true,
+      () => false,
+    );
+    if (!mounted) return;
+    await run('umount', ['--lazy', dir]).catch(() => undefined);
   }
 }

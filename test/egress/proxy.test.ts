@@ -1,6 +1,6 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, IllegalStateError, isGatehouseError } from '../../src/core/index.js';
 import { EgressProxy } from '../../src/egress/index.js';
@@ -433,8 +433,10 @@ describe('EgressProxy: lifecycle and records', () => {
     await closed(tunnel.socket);
     await lease.close();
     await expect(stat(lease.socketPath)).rejects.toMatchObject({ code: 'ENOENT' });
+    // The id is free again; its socket is named at random, never by the lease.
     const again = await proxy.open('lease-1', []);
-    expect(again.socketPath).toBe(lease.socketPath);
+    expect(again.socketPath).not.toBe(lease.socketPath);
+    expect(again.socketPath).not.toContain('lease-1');
   });
 
   it('ends a tunnel that stays idle past the idle timeout', async () => {
@@ -471,7 +473,8 @@ describe('EgressProxy: lifecycle and records', () => {
     const socket = await stat(lease.socketPath);
     expect(socket.isSocket()).toBe(true);
     expect(socket.mode & 0o777).toBe(0o666);
-    expect(lease.socketPath).toBe(join(dir, 'lease-1.sock'));
+    expect(dirname(lease.socketPath)).toBe(dir);
+    expect(lease.socketPath).toMatch(/\/[A-Za-z0-9_-]{12}\.sock$/);
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
   });
 

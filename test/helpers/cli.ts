@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll } from 'vitest';
+import { unmountUnder } from './tmpfs.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -191,7 +192,11 @@ export function useServers(): {
   });
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.kill('SIGTERM');
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    // A gateway killed by a test leaves its tmpfs mounts (workspaces, egress sockets) behind.
+    for (const d of dirs.splice(0)) {
+      unmountUnder(d);
+      rmSync(d, { recursive: true, force: true });
+    }
   });
   return {
     start: async (...args) => {
