@@ -127,9 +127,9 @@ export class BwrapSandbox implements Sandbox {
     const owner =
       process.getuid?.() === 0 ? (options.sandboxUser ?? { uid: 65534, gid: 65534 }) : null;
     if (owner?.uid === 0) throw new IllegalStateError('sandboxUser must not be root');
-    const spawner = new SpawnerClient(options.stateDir);
-    await spawner.start();
     const cgroups = typeof found === 'string' ? null : found;
+    const spawner = new SpawnerClient(options.stateDir, cgroups?.parentDirs() ?? []);
+    await spawner.start();
     const unusable = reasons.length > 0 ? `${reasons.join('; ')}.` : null;
     const maxFileBytes = options.maxFileBytes ?? 4 * 2 ** 30;
     const slots =

@@ -74,6 +74,10 @@ export class CgroupV1 implements Cgroups {
     for (const mount of this.mounts) rmdirQuietly(`${mount}/${this.parent}`);
   }
 
+  parentDirs(): string[] {
+    return this.mounts.map((mount) => `${mount}/${this.parent}`);
+  }
+
   list(): string[] {
     const ids = new Set<string>();
     for (const mount of this.mounts) {

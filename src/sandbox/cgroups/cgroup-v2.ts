@@ -55,6 +55,10 @@ export class CgroupV2 implements Cgroups {
     rmdirQuietly(`${this.base}/${this.parent}`);
   }
 
+  parentDirs(): string[] {
+    return [`${this.base}/${this.parent}`];
+  }
+
   list(): string[] {
     return subdirs(`${this.base}/${this.parent}`).sort();
   }

@@ -60,6 +60,8 @@ export interface Cgroups {
   list(): string[];
   /** Removes this gateway's parent directories if they are empty (at close). */
   removeParentIfEmpty(): void;
+  /** This gateway's parent directories, one per hierarchy: each run's cgroup is one below. */
+  parentDirs(): string[];
 }
 
 /** How long killAll() and remove() keep trying before giving up. */

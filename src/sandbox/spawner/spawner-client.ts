@@ -36,7 +36,14 @@ export class SpawnerClient {
   private readonly slots = new Map<string, SpawnHandlers>();
   private readonly state = new ResourceLifecycle('the sandbox spawner');
 
-  constructor(private readonly stateDir: string) {}
+  /**
+   * @param cgroupParents the gateway's cgroup parent directories (one per hierarchy): the spawner
+   *   empties and removes what is below them if it loses the gateway without `close()`.
+   */
+  constructor(
+    private readonly stateDir: string,
+    private readonly cgroupParents: readonly string[] = [],
+  ) {}
 
   /** Starts the spawner now rather than at the first request. */
   async start(): Promise<void> {
@@ -71,6 +78,7 @@ export class SpawnerClient {
       const child = this.child ?? (await this.starting?.catch(() => null)) ?? null;
       if (child === null || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.send({ type: 'closing' } satisfies SpawnerRequest);
       child.disconnect();
       const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
       await exited;
@@ -91,7 +99,7 @@ export class SpawnerClient {
 
   private async launchSpawner(): Promise<ChildProcess> {
     const script = await spawnerScript(this.stateDir);
-    const child = fork(script, [], {
+    const child = fork(script, [JSON.stringify(this.cgroupParents)], {
       env: { PATH: '/usr/bin:/bin' },
       cwd: '/',
       execArgv: [],

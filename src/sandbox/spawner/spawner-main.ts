@@ -4,11 +4,15 @@
  * cost of fork grows with the parent's memory, and the gateway's is large).
  *
  * It exits when the gateway goes (IPC disconnect) and kills its children; bubblewrap runs with
- * --die-with-parent, so the sandboxes go with it. Imports only Node and spawner-protocol.ts.
+ * --die-with-parent, so the sandboxes go with it. When the gateway vanished (no `closing` came
+ * first: it was killed, perhaps in the middle of a teardown that froze a cgroup), the spawner also
+ * empties the gateway's cgroups itself — thaws them, kills what they hold, removes them — so no
+ * frozen cgroup or lone bubblewrap waits for the next start. Imports only Node and
+ * spawner-protocol.ts.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { SPAWN_FD } from './spawner-protocol.js';
 import type {
@@ -25,6 +29,17 @@ interface Slot {
   child: ChildProcess;
   fileCount: number;
 }
+
+/** How long the spawner keeps emptying the gateway's cgroups after losing it. */
+const REAP_MS = 10_000;
+
+/**
+ * The gateway's cgroup parent directories, one per hierarchy (argv[2], JSON): whatever is below
+ * them is the gateway's runs, reaped if the gateway vanishes.
+ */
+const cgroupParents = parseParents(process.argv[2]);
+/** The gateway said it is closing in order: a disconnect then is no loss. */
+let closing = false;
 
 const slots = new Map<string, Slot>();
 const paused = new Set<Readable>();
@@ -135,12 +150,84 @@ function handle(req: SpawnerRequest): void {
     case 'release':
       for (const s of slots.get(req.key)?.child.stdio ?? []) (s as Readable | null)?.destroy();
       return;
+    case 'closing':
+      closing = true;
+      return;
+  }
+}
+
+function parseParents(arg: string | undefined): string[] {
+  try {
+    const parsed: unknown = JSON.parse(arg ?? '[]');
+    return Array.isArray(parsed) ? parsed.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function quietly(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // Gone already, or not this hierarchy's file.
+  }
+}
+
+function pidsIn(dir: string): number[] {
+  try {
+    return readFileSync(`${dir}/cgroup.procs`, 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** The gateway's run cgroups now: the directories below its parents. */
+function runCgroups(): string[] {
+  return cgroupParents.flatMap((parent) => {
+    try {
+      return readdirSync(parent, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => `${parent}/${e.name}`);
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * One pass over `runs`: kills what each holds (cgroup.kill on v2), thaws it (v1 freezer, v2
+ * cgroup.freeze: a frozen process dies only once thawed), and removes the empty ones. Returns the
+ * ones that still hold processes.
+ */
+function reapPass(runs: readonly string[]): string[] {
+  const left: string[] = [];
+  for (const dir of runs) {
+    quietly(() => writeFileSync(`${dir}/cgroup.kill`, '1'));
+    for (const pid of pidsIn(dir)) quietly(() => process.kill(pid, 'SIGKILL'));
+    quietly(() => writeFileSync(`${dir}/freezer.state`, 'THAWED'));
+    quietly(() => writeFileSync(`${dir}/cgroup.freeze`, '0'));
+    if (pidsIn(dir).length > 0) left.push(dir);
+    else quietly(() => rmdirSync(dir));
+  }
+  return left;
+}
+
+/**
+ * Reaps the gateway's cgroups of the moment it was lost until they are empty and gone, for up to
+ * REAP_MS. Only those: a gateway started since on the same state makes cgroups of its own there.
+ */
+async function reapCgroups(): Promise<void> {
+  const deadline = Date.now() + REAP_MS;
+  let runs = runCgroups();
+  while ((runs = reapPass(runs)).length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
 process.on('message', (req: SpawnerRequest) => handle(req));
 process.on('disconnect', () => {
   for (const slot of slots.values()) slot.child.kill('SIGKILL');
-  process.exit(0);
+  if (closing) process.exit(0);
+  void reapCgroups().finally(() => process.exit(0));
 });
 send({ type: 'ready' });

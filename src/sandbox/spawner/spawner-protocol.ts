@@ -56,7 +56,15 @@ interface ControlRequest {
   key: string;
 }
 
-export type SpawnerRequest = PrepareRequest | LaunchRequest | ControlRequest;
+/**
+ * Gateway → spawner: the gateway is closing in order (it tears its runs down itself); the
+ * disconnect that follows is not the gateway's loss.
+ */
+interface ClosingRequest {
+  type: 'closing';
+}
+
+export type SpawnerRequest = PrepareRequest | LaunchRequest | ControlRequest | ClosingRequest;
 
 /** Spawner → gateway. */
 export type SpawnerEvent =
