@@ -171,7 +171,13 @@ export class Pipeline {
     };
     if (from !== 'validation') classified(ctx);
     for (const step of this.steps.slice(this.steps.findIndex((s) => s.name === from))) {
-      if (step.name === 'execute' && classified(ctx).classification.effectiveClass !== 'read') {
+      // A call that can act is recorded `running` before it may; so is any call already recorded
+      // (queued for capacity, resumed from approval), whose stored state would otherwise say it
+      // never started. Only a read never recorded goes from `new` straight to its outcome.
+      if (
+        step.name === 'execute' &&
+        (classified(ctx).classification.effectiveClass !== 'read' || ctx.savedTrace > 0)
+      ) {
         await this.save(ctx, 'running');
       }
       const started = process.hrtime.bigint();

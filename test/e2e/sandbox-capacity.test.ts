@@ -121,6 +121,33 @@ describe('execution capacity through the gateway', () => {
     ]);
   });
 
+  it('a read call that waited for capacity is recorded running while it runs, not left queued', async () => {
+    const gw = await open({ pool: { leases: 1 }, queueBudgetMs: 10_000 });
+    const agent = await publishAgent(gw, 'read-agent', [
+      shTool('test/read-sh', { sideEffect: { class: 'read' } }),
+    ]);
+    const first = gw.invoke(gw.tokens.agent, 'read-first', sh('sleep 1; echo first'));
+    const holder = await untilRunning(gw);
+    const read = gw.invoke(
+      agent,
+      'read-second',
+      call('test/read-sh', { script: 'sleep 1.5; echo second' }),
+    );
+    // Once the first call is done, the read runs: a crash now must find it `running` (it may
+    // have read something), not `queued` (which recovery settles as "nothing ran").
+    expect((await first).body.status).toBe('observed');
+    const running = await untilRunning(gw, undefined);
+    expect(running.id).not.toBe(holder.id);
+    expect(running.idempotencyKey).toBe('read-second');
+    const r = (await read).body;
+    expect(r).toMatchObject({ status: 'observed', output: { stdout: 'second\n' } });
+    expect(auditTypes(gw, r.id)).toEqual([
+      'invocation.queued',
+      'invocation.running',
+      'invocation.observed',
+    ]);
+  });
+
   it('a GPU request on a pool without GPUs is refused with a reason, before any lease', async () => {
     const gw = await open({});
     const agent = await publishAgent(gw, 'gpu-agent', [
