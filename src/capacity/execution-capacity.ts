@@ -87,6 +87,15 @@ export class ExecutionCapacity {
     }));
   }
 
+  /**
+   * The quota of its pool `request` would go over now (the agent's or the tenant's), or null when
+   * it is within both or its pool has none (or is unknown).
+   */
+  quotaBreach(request: LeaseOwner): QuotaBreach | null {
+    const pool = this.options.pools.find((p) => p.name === request.pool);
+    return pool ? this.breach(pool, request) : null;
+  }
+
   /** The active leases (for the reaper). */
   activeLeases(): Lease[] {
     return [...this.active.values()];

@@ -101,7 +101,7 @@ export class SandboxLeases {
     const holder = attemptHolder(ask.agent, ids);
     // Calls naming the same ids take turns, whoever makes them: those of one attempt share a
     // workspace, and a call of another agent must see the attempt's lease to be refused.
-    const release = await this.attempts.acquire(`${ask.tenant}\u0000${ids}`);
+    const release = await this.attempts.acquire(attemptKey(ask.tenant, ids));
     try {
       const named = this.options.capacity
         .activeLeases()
@@ -136,34 +136,62 @@ export class SandboxLeases {
    */
   private async endIdleBeyondCap(tenant: string, agent: string): Promise<void> {
     const cap = this.options.defaults.idleAttemptsPerAgent;
-    const idle = () =>
-      this.options.capacity
-        .activeLeases()
-        .filter(
-          (l) =>
-            l.tenant === tenant &&
-            l.agent === agent &&
-            l.holder.startsWith('attempt/') &&
-            !this.inUse.has(l.id),
-        );
-    // The least recently used: the first to expire (the first listed among equals).
-    const oldestOf = (leases: Lease[]) =>
-      leases.reduce<Lease | undefined>(
-        (a, l) => (a && a.expiresAt <= l.expiresAt ? a : l),
-        undefined,
-      );
+    const idle = () => this.idleAttempts(tenant, agent);
     for (let over = idle(); over.length > cap; over = idle()) {
-      const oldest = oldestOf(over)!;
-      const release = await this.attempts.acquire(`${tenant}\u0000${oldest.holder}`);
-      try {
-        if (oldestOf(idle())?.id !== oldest.id) continue;
-        await this.endLease(
-          oldest,
-          `agent ${agent} kept more than ${cap} idle attempt lease(s); the least recently used ends`,
-        );
-      } finally {
-        release();
-      }
+      await this.endOldestIdle(
+        oldestOf(over)!,
+        idle,
+        `agent ${agent} kept more than ${cap} idle attempt lease(s); the least recently used ends`,
+      );
+    }
+  }
+
+  /**
+   * While the agent's lease quota in the pool (or its tenant's) is full, ends the agent's least
+   * recently used idle attempt leases of that pool: an attempt nobody uses must not make its own
+   * agent wait for capacity or be refused QUOTA_EXCEEDED until its TTL runs out.
+   */
+  private async evictIdleForQuota(ask: LeaseAsk, pool: string): Promise<void> {
+    const owner = { tenant: ask.tenant, agent: ask.agent, pool };
+    const idle = () => this.idleAttempts(ask.tenant, ask.agent).filter((l) => l.pool === pool);
+    for (;;) {
+      const over = this.options.capacity.quotaBreach(owner);
+      const oldest = over === null ? undefined : oldestOf(idle());
+      if (over === null || oldest === undefined) return;
+      await this.endOldestIdle(
+        oldest,
+        idle,
+        `agent ${ask.agent}'s ${over.scope} lease quota in pool ${pool} was full (${over.held} of ${over.limit}); its least recently used idle attempt lease ends`,
+      );
+    }
+  }
+
+  /** The agent's attempt leases that no call is using. */
+  private idleAttempts(tenant: string, agent: string): Lease[] {
+    return this.options.capacity
+      .activeLeases()
+      .filter(
+        (l) =>
+          l.tenant === tenant &&
+          l.agent === agent &&
+          l.holder.startsWith('attempt/') &&
+          !this.inUse.has(l.id),
+      );
+  }
+
+  /**
+   * Ends `oldest` in its attempt's turn (the key its calls take), so a call of that attempt either
+   * finishes first or finds a fresh lease; unless, by then, it is no longer the oldest of `idle()`.
+   */
+  private async endOldestIdle(oldest: Lease, idle: () => Lease[], reason: string): Promise<void> {
+    const release = await this.attempts.acquire(
+      attemptKey(oldest.tenant, attemptIdsOf(oldest.holder) ?? oldest.holder),
+    );
+    try {
+      if (oldestOf(idle())?.id !== oldest.id) return;
+      await this.endLease(oldest, reason);
+    } finally {
+      release();
     }
   }
 
@@ -204,14 +232,16 @@ export class SandboxLeases {
     }
   }
 
-  private acquire(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {
+  private async acquire(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {
     const d = this.options.defaults;
     const n = ask.needs;
+    const pool = n.pool ?? d.pool;
+    await this.evictIdleForQuota(ask, pool);
     return this.options.capacity.acquire(
       {
         tenant: ask.tenant,
         agent: ask.agent,
-        pool: n.pool ?? d.pool,
+        pool,
         holder,
         resources: {
           cpus: n.cpus ?? d.resources.cpus,
@@ -292,6 +322,19 @@ export class SandboxLeases {
       },
     };
   }
+}
+
+/** The key of an attempt's turns: its tenant and escaped ids. */
+function attemptKey(tenant: string, ids: string): string {
+  return `${tenant}\u0000${ids}`;
+}
+
+/** The least recently used of `leases`: the first to expire (the first listed among equals). */
+function oldestOf(leases: readonly Lease[]): Lease | undefined {
+  return leases.reduce<Lease | undefined>(
+    (a, l) => (a && a.expiresAt <= l.expiresAt ? a : l),
+    undefined,
+  );
 }
 
 /**
