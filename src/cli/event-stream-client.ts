@@ -10,18 +10,22 @@ interface StreamEvent {
 /**
  * Opens the gateway's event stream and resolves once the gateway answered, so every event from
  * then on is in what it yields: a caller that reads a state after this resolves misses no change
- * made after that read. Yields events as they arrive, until `signal` aborts.
+ * made after that read. With `lastEventId` the stream resumes after that event (the gateway
+ * replays what came since). Yields events as they arrive, until `signal` aborts or the gateway
+ * ends the stream.
  * @throws Error when the stream cannot be opened.
  */
 export async function openEventStream(
   baseUrl: string,
   token: string | undefined,
   signal: AbortSignal,
+  lastEventId?: number,
 ): Promise<AsyncGenerator<StreamEvent>> {
   const res = await fetch(new URL('/v1/events/stream', baseUrl), {
     headers: {
       accept: 'text/event-stream',
       ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }),
     },
     signal,
   });

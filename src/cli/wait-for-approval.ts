@@ -1,5 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { GatehouseClient } from './client.js';
 import { openEventStream } from './event-stream-client.js';
+
+/**
+ * How many times in a row the wait reopens an event stream that could not be opened or ended
+ * before any event came; an event resets the count.
+ */
+const MAX_RECONNECTS = 5;
 
 interface ApprovalView {
   id: string;
@@ -12,7 +19,10 @@ interface ApprovalView {
 
 /**
  * Shows a waiting call's progress on stderr until its approval is decided (approved, rejected,
- * expired or invalidated), following `GET /v1/events/stream`. Resolves with the final status.
+ * expired or invalidated), following `GET /v1/events/stream`; a stream that ends is resumed with
+ * `Last-Event-ID`, up to MAX_RECONNECTS times in a row. Resolves with the final status (still
+ * `pending` only when the stream could not be kept).
+ * @throws Error when the stream cannot be opened, after the reconnects.
  */
 export async function waitForApproval(
   client: GatehouseClient,
@@ -38,29 +48,49 @@ export async function waitForApproval(
     () => stop.abort(),
     Math.max(0, Date.parse(a.expiresAt) - Date.now()) + 1000,
   );
+  const token = process.env.GATEHOUSE_TOKEN;
+  let lastEventId: number | undefined;
+  // Streams in a row that failed to open or closed before any event came.
+  let failures = 0;
   try {
-    const events = await openEventStream(client.baseUrl, process.env.GATEHOUSE_TOKEN, stop.signal);
-    // The decision may have landed before the stream opened; one after it is in the stream.
-    a = await read();
-    if (a.status !== 'pending') {
-      progress(a);
-      return a.status;
+    for (;;) {
+      try {
+        const events = await openEventStream(client.baseUrl, token, stop.signal, lastEventId);
+        // The decision may have landed before the stream opened (or while it was down); one
+        // after it is in the stream.
+        a = await read();
+        if (a.status !== 'pending') {
+          progress(a);
+          return a.status;
+        }
+        for await (const e of events) {
+          lastEventId = e.id;
+          failures = 0;
+          if (e.type !== 'ApprovalDecided' || e.data.approvalId !== approvalId) continue;
+          a = await read();
+          progress(a);
+          const last = a.decisions[a.decisions.length - 1];
+          if (last)
+            say(
+              `  ${last.principal} ${last.decision === 'approve' ? 'approved' : 'rejected'}${last.reason ? `: ${last.reason}` : ''}`,
+            );
+          if (a.status !== 'pending') return a.status;
+        }
+      } catch (err) {
+        if (stop.signal.aborted) return (await read()).status;
+        if (failures >= MAX_RECONNECTS) throw err;
+      }
+      if (stop.signal.aborted) return (await read()).status;
+      // The stream ended (a restart, a proxy, a reader the gateway found too slow): resume it.
+      failures += 1;
+      if (failures > MAX_RECONNECTS) return (await read()).status;
+      say(
+        `  the event stream ended; reconnecting${lastEventId === undefined ? '' : ` after event ${lastEventId}`} (${failures} of ${MAX_RECONNECTS})`,
+      );
+      await sleep(Math.min(4000, 250 * 2 ** (failures - 1)), undefined, {
+        signal: stop.signal,
+      }).catch(() => undefined);
     }
-    for await (const e of events) {
-      if (e.type !== 'ApprovalDecided' || e.data.approvalId !== approvalId) continue;
-      a = await read();
-      progress(a);
-      const last = a.decisions[a.decisions.length - 1];
-      if (last)
-        say(
-          `  ${last.principal} ${last.decision === 'approve' ? 'approved' : 'rejected'}${last.reason ? `: ${last.reason}` : ''}`,
-        );
-      if (a.status !== 'pending') return a.status;
-    }
-    return (await read()).status;
-  } catch (err) {
-    if (stop.signal.aborted) return (await read()).status;
-    throw err;
   } finally {
     clearTimeout(expiry);
     stop.abort();

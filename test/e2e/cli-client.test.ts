@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { CLI, ROOT, ensureBuilt, runCli } from '../helpers/cli.js';
@@ -22,6 +23,75 @@ afterAll(async () => {
 /** Runs the built CLI against the demo gateway as `who` (a demo role). */
 function cli(who: keyof DemoGateway['tokens'], ...args: string[]): Promise<CliRun> {
   return runCli(args, { GATEHOUSE_URL: g.url!, GATEHOUSE_TOKEN: g.tokens[who] });
+}
+
+/** Polls `ready` every 20 ms, for up to 15 s. */
+async function until(ready: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 750 && !ready(); i++) await sleep(20);
+  if (!ready()) throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The ids of the server-sent events in a stream's bytes. */
+function eventIds(text: string): number[] {
+  return [...text.matchAll(/^data: (\{.*\})$/gm)].map(
+    (m) => (JSON.parse(m[1]!) as { id: number }).id,
+  );
+}
+
+/** One connection through {@link startCuttableProxy}. */
+interface ProxiedConnection {
+  /** What the client sent first (its request head). */
+  head: string;
+  /** Everything the gateway sent back. */
+  down: string;
+  /** Ends the connection, both ways, once what came from the gateway is delivered. */
+  cut(): void;
+}
+
+/** A loopback TCP proxy to `port` whose connections a test can cut. */
+async function startCuttableProxy(
+  port: number,
+): Promise<{ url: string; connections: ProxiedConnection[]; close(): Promise<void> }> {
+  const connections: ProxiedConnection[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => sockets.delete(s));
+    }
+    const c: ProxiedConnection = {
+      head: '',
+      down: '',
+      // What the gateway sent reaches the client first: then its end, mid-response.
+      cut: () => {
+        upstream.destroy();
+        client.end();
+      },
+    };
+    connections.push(c);
+    client.on('data', (d: Buffer) => {
+      if (c.head.length < 8192) c.head += d.toString('latin1');
+      upstream.write(d);
+    });
+    upstream.on('data', (d: Buffer) => {
+      c.down += d.toString('utf8');
+      client.write(d);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port: own } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${own}`,
+    connections,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }
 
 const show = (r: CliRun) => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
@@ -177,6 +247,67 @@ describe('exit statuses', () => {
     expect(stderr).toContain(`… approval ${approval}: approved, 1 of 1 approvals`);
     expect(stdout).toMatch(/^200 observed: demo\/propose-change@1\.0\.0 in dev/);
     expect(stdout).toContain('"title": "waited"');
+  });
+
+  it('--wait resumes an event stream that ends, with Last-Event-ID, and still sees the approval', async () => {
+    const proxy = await startCuttableProxy(Number(new URL(g.url!).port));
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'invoke',
+        'demo/propose-change@1.0.0',
+        '--input',
+        '{"title":"resumed","diff":"d"}',
+        '--wait',
+      ],
+      {
+        cwd: ROOT,
+        env: { ...process.env, GATEHOUSE_URL: proxy.url, GATEHOUSE_TOKEN: g.tokens.agent },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const timer = setTimeout(() => child.kill(), 30_000);
+    try {
+      const streams = () =>
+        proxy.connections.filter((c) => c.head.startsWith('GET /v1/events/stream'));
+      await until(() => /approvals approve \S+/.test(stderr) && streams().length === 1, 'the wait');
+      const approval = /approvals approve (\S+)/.exec(stderr)![1]!;
+      // An event of this agent reaches the CLI, so it has an event to resume after.
+      const echo = await g.invoke(g.tokens.agent, 'cli-wait-resume-echo', {
+        tool: { id: 'demo/echo', version: '1.0.0' },
+        input: { message: 'between' },
+        environment: 'dev',
+      });
+      expect(echo.status).toBe(200);
+      await until(() => eventIds(streams()[0]!.down).length > 0, 'an event on the stream');
+      const seen = Math.max(...eventIds(streams()[0]!.down));
+
+      // The stream ends under the CLI (a proxy, a restart, a reader the gateway found slow).
+      streams()[0]!.cut();
+      await until(() => streams().length === 2, 'a second stream');
+      expect(streams()[1]!.head).toMatch(new RegExp(`\r\nlast-event-id: ${seen}\r\n`, 'i'));
+
+      const approved = await g.inject('POST', `/v1/approvals/${approval}/approve`, {
+        token: g.tokens.reviewer,
+        body: { reason: 'fine' },
+      });
+      expect(approved.status).toBe(200);
+      const code = await exited;
+      expect(code, `${stdout}${stderr}`).toBe(0);
+      expect(stderr).toContain(`the event stream ended; reconnecting after event ${seen} (1 of 5)`);
+      expect(stderr).toContain(`… approval ${approval}: approved, 1 of 1 approvals`);
+      expect(stdout).toMatch(/^200 observed: demo\/propose-change@1\.0\.0 in dev/);
+    } finally {
+      clearTimeout(timer);
+      child.kill();
+      await proxy.close();
+    }
   });
 
   it('1 for a call whose effect is uncertain, on stderr', async () => {
