@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll } from 'vitest';
+import { loadSandboxConfig } from '../../src/app/sandbox-config.js';
 import { unmountUnder } from './tmpfs.js';
 
 /** The repository root. */
@@ -175,6 +176,11 @@ export async function firstRunning<T>(
   return undefined;
 }
 
+/** Where a gateway on `dataDir` started with `env` keeps workspaces and egress sockets. */
+function sandboxDirOf(dataDir: string, env: NodeJS.ProcessEnv = {}): string {
+  return loadSandboxConfig({ ...process.env, ...env }, dataDir).root;
+}
+
 /**
  * Gateways a test file spawns, and the scratch directories they use: after each test every server
  * still up gets SIGTERM (so it closes its sandboxes and a failed test leaves no orphans) and the
@@ -200,6 +206,8 @@ export function useServers(): {
   });
   return {
     start: async (...args) => {
+      // Its sandbox directory lies outside the data directory: removed after the test too.
+      dirs.push(sandboxDirOf(args[0], args[2]));
       const s = await spawnServer(...args);
       servers.push(s);
       return s;
