@@ -78,8 +78,11 @@ export class SpawnerClient {
       const child = this.child ?? (await this.starting?.catch(() => null)) ?? null;
       if (child === null || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.send({ type: 'closing' } satisfies SpawnerRequest);
-      child.disconnect();
+      // Written before the channel closes, so the spawner knows the disconnect is no loss.
+      await new Promise<void>((resolve) => {
+        child.send({ type: 'closing' } satisfies SpawnerRequest, () => resolve());
+      });
+      if (child.connected) child.disconnect();
       const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
       await exited;
       clearTimeout(timer);
