@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // A directory for the run's one PostgreSQL cluster, started by the first test that needs it.
+    globalSetup: ['test/helpers/postgres-global.ts'],
   },
 });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Kysely, Migration } from 'kysely';
 import { backfillAuditNodes } from './backfill-audit-nodes.js';
 import { accessTokens } from './migration-access-tokens.js';
+import { auditHeads } from './migration-audit-heads.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -9,7 +10,7 @@ export type SqlDialect = 'sqlite' | 'postgres';
 /**
  * Versioned migrations, applied in name order at start. Written with Kysely's schema builder in the
  * subset both SQLite and PostgreSQL accept; the dialect-specific pieces are the outbox sequence and
- * the binary column (and row layout) of the audit log's subtree hashes.
+ * the binary column (and row layout) of the audit log's subtree hashes, and PostgreSQL's tree heads.
  */
 export function migrations(dialect: SqlDialect): Record<string, Migration> {
   return {
@@ -275,5 +276,8 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
       },
     },
     '0005_access_tokens': accessTokens(),
+    // PostgreSQL only: nodes append to a tenant's log under a row lock on its tree head. SQLite's
+    // one writer needs none.
+    ...(dialect === 'postgres' ? { '0006_audit_heads': auditHeads() } : {}),
   };
 }

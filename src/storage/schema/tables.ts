@@ -108,6 +108,11 @@ export interface Tables {
   audit_records: { tenant: string; idx: number; record: string; leaf_hash: string };
   /** The hash of each complete perfect subtree of level ≥ 1 of a tenant's log (`SubtreeRef`). */
   audit_nodes: { tenant: string; level: number; idx: number; hash: Buffer };
+  /**
+   * PostgreSQL only: each tenant's log size, the row an append locks (and advances) so that every
+   * node extends one tree.
+   */
+  audit_heads: { tenant: string; size: number };
   checkpoints: {
     tenant: string;
     tree_size: number;

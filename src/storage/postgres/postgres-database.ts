@@ -1,0 +1,122 @@
+import pg from 'pg';
+import type { MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { ResourceLifecycle } from '../../core/index.js';
+import type { Tables } from '../schema/tables.js';
+import { migrations } from '../schema/migrations.js';
+import { GroupCommit } from './group-commit.js';
+import type { Transaction } from './group-commit.js';
+
+/** The session-level advisory lock the migrations run under (any fixed number; "gatehouse"). */
+const MIGRATION_LOCK = '6761746568';
+/** Connections per node unless configured. */
+const DEFAULT_POOL_SIZE = 10;
+
+/** Options of {@link PostgresDatabase.open}. */
+export interface PostgresDatabaseOptions {
+  /** A connection URL, `postgres://user@host:port/database`. */
+  url: string;
+  /** Most connections this node holds at once (default 10). */
+  poolSize?: number;
+}
+
+/** The type id of int8 (`bigint`, `bigserial`, `count(*)`). */
+const INT8 = 20;
+
+/** int8 as a JS number (indices and sequences stay below 2^53); every other type as `pg` parses it. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 && format !== 'binary'
+      ? (v: string) => Number(v)
+      : (pg.types.getTypeParser(
+          oid,
+          format ?? 'text',
+        ) as unknown)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * A PostgreSQL database shared by gateway nodes: a `pg` pool, Kysely with its PostgreSQL dialect,
+ * the same migrations as SQLite run once under an advisory lock (nodes starting together wait for
+ * the first), and group commit of this node's concurrent writes (see {@link GroupCommit}).
+ */
+export class PostgresDatabase {
+  readonly kysely: Kysely<Tables>;
+  private readonly commits: GroupCommit;
+  private readonly state = new ResourceLifecycle('the database');
+
+  private constructor(private readonly pool: pg.Pool) {
+    this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    this.commits = new GroupCommit(this.kysely);
+  }
+
+  /**
+   * Connects and migrates.
+   * @throws when the database cannot be reached or a migration fails (the pool is closed then).
+   */
+  static async open(options: PostgresDatabaseOptions): Promise<PostgresDatabase> {
+    const max = options.poolSize ?? DEFAULT_POOL_SIZE;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new RangeError(`pool size must be a positive integer, got ${max}`);
+    }
+    const pool = new pg.Pool({ connectionString: options.url, max, types });
+    // An idle client that loses its connection emits here; the pool drops it and connects anew.
+    pool.on('error', () => undefined);
+    const db = new PostgresDatabase(pool);
+    try {
+      await db.migrate();
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
+    return db;
+  }
+
+  /** Runs the pending migrations while holding the migration lock on a connection of its own. */
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      try {
+        const all = migrations('postgres');
+        const provider: MigrationProvider = { getMigrations: () => Promise.resolve(all) };
+        const { error, results } = await new Migrator({
+          db: this.kysely,
+          provider,
+        }).migrateToLatest();
+        if (error) {
+          const failed = results?.find((r) => r.status === 'Error');
+          throw new Error(`database migration ${failed?.migrationName ?? '?'} failed`, {
+            cause: error,
+          });
+        }
+      } finally {
+        await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction shared with this node's other writes queued meanwhile, and resolves
+   * once it is committed. A write that fails is rolled back alone (to its savepoint) and rejects
+   * with its own error; if the commit fails every write of the batch rejects and none is stored.
+   */
+  write<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    if (!this.state.isOpen) return Promise.reject(new Error('database is closed'));
+    return this.commits.write(fn);
+  }
+
+  /** Calls `listener` after each commit of this node; returns the unsubscribe. */
+  onCommit(listener: () => void): () => void {
+    return this.commits.onCommit(listener);
+  }
+
+  /** Waits for queued writes, then closes the pool. Safe to call twice. */
+  close(): Promise<void> {
+    return this.state.close(async () => {
+      await this.commits.drain();
+      await this.kysely.destroy().catch(() => undefined);
+    });
+  }
+}

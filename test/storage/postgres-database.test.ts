@@ -1,0 +1,58 @@
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
+import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { skipWithout } from '../helpers/prerequisites.js';
+
+describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase', () => {
+  it('migrates once when several nodes open a new database together', async () => {
+    const url = await freshPostgresDatabase();
+    const dbs = await Promise.all([1, 2, 3].map(() => PostgresDatabase.open({ url, poolSize: 2 })));
+    try {
+      const applied = await sql<{
+        name: string;
+      }>`select name from kysely_migration order by name`.execute(dbs[0]!.kysely);
+      expect(applied.rows.map((r) => r.name)).toEqual([
+        '0001_spine',
+        '0002_secrets_and_leases',
+        '0003_mcp',
+        '0004_audit_nodes',
+        '0005_access_tokens',
+        '0006_audit_heads',
+      ]);
+    } finally {
+      await Promise.all(dbs.map((d) => d.close()));
+    }
+  });
+
+  it('commits concurrent writes of one node in one transaction, a failing one alone rolled back', async () => {
+    const db = await PostgresDatabase.open({ url: await freshPostgresDatabase() });
+    try {
+      const txids = new Set<string>();
+      const insert = (id: string) =>
+        db.write(async (tx) => {
+          const r = await sql<{ x: string }>`select txid_current()::text as x`.execute(tx);
+          txids.add(r.rows[0]!.x);
+          await tx.insertInto('tenants').values({ id, name: id, created_at: 'now' }).execute();
+          return id;
+        });
+      const results = await Promise.allSettled([
+        insert('a'),
+        insert('b'),
+        insert('a'),
+        insert('c'),
+      ]);
+      expect(results.map((r) => r.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ]);
+      expect(txids.size).toBe(1);
+      const rows = await db.kysely.selectFrom('tenants').select('id').orderBy('id').execute();
+      expect(rows.map((r) => r.id)).toEqual(['a', 'b', 'c']);
+    } finally {
+      await db.close();
+    }
+  });
+});
