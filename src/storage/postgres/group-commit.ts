@@ -23,7 +23,14 @@ export class GroupCommit {
   private flushing: Promise<void> | null = null;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly kysely: Kysely<Tables>) {}
+  /**
+   * @param begin runs first in each batch's transaction (PostgresDatabase takes its write lock
+   *   there)
+   */
+  constructor(
+    private readonly kysely: Kysely<Tables>,
+    private readonly begin: (tx: Transaction) => Promise<void> = () => Promise.resolve(),
+  ) {}
 
   /** Queues `fn`; resolves with its result once its batch committed. */
   write<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
@@ -68,6 +75,7 @@ export class GroupCommit {
     const single = batch.length === 1;
     try {
       await this.kysely.transaction().execute(async (tx) => {
+        await this.begin(tx);
         for (const [i, w] of batch.entries()) {
           if (single) {
             results[i] = await w.fn(tx);

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { MigrationProvider } from 'kysely';
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { ResourceLifecycle } from '../../core/index.js';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
@@ -9,6 +9,14 @@ import type { Transaction } from './group-commit.js';
 
 /** The session-level advisory lock the migrations run under (any fixed number; "gatehouse"). */
 const MIGRATION_LOCK = '6761746568';
+/**
+ * The transaction-level advisory lock every write batch takes first. Writes of all nodes take
+ * turns, as SQLite's one writer does, so what the stores read inside a write (the next policy or
+ * secret version, an MCP server's identity) cannot change before they write, and outbox sequence
+ * numbers are handed out in commit order: a reader that saw event n never later finds one below n.
+ * Each node's group commit puts all its writes of the moment in one turn.
+ */
+const WRITE_LOCK = '6761746569';
 /** Connections per node unless configured. */
 const DEFAULT_POOL_SIZE = 10;
 
@@ -37,7 +45,8 @@ const types = {
 /**
  * A PostgreSQL database shared by gateway nodes: a `pg` pool, Kysely with its PostgreSQL dialect,
  * the same migrations as SQLite run once under an advisory lock (nodes starting together wait for
- * the first), and group commit of this node's concurrent writes (see {@link GroupCommit}).
+ * the first), and group commit of this node's concurrent writes (see {@link GroupCommit}), the
+ * batches of all nodes in turn (see {@link WRITE_LOCK}).
  */
 export class PostgresDatabase {
   readonly kysely: Kysely<Tables>;
@@ -46,7 +55,9 @@ export class PostgresDatabase {
 
   private constructor(private readonly pool: pg.Pool) {
     this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-    this.commits = new GroupCommit(this.kysely);
+    this.commits = new GroupCommit(this.kysely, async (tx) => {
+      await sql`select pg_advisory_xact_lock(${WRITE_LOCK})`.execute(tx);
+    });
   }
 
   /**

@@ -6,6 +6,7 @@ import type {
   SubtreeRef,
 } from '../../audit/index.js';
 import type { AuditRecordDraft } from '../../core/index.js';
+import { checkpointRow, sizeAfter, toCheckpoint, toStoredAuditRecord } from '../sql/audit-rows.js';
 import { readSubtreeHashes } from './sqlite-audit-nodes.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 import { appendAuditRecords } from './sqlite-ledger.js';
@@ -29,7 +30,7 @@ export class SqliteAuditStore implements AuditStore {
           .where('tenant', '=', p('tenant')),
       { tenant },
     );
-    return Promise.resolve(r?.top === null || r?.top === undefined ? 0 : Number(r.top) + 1);
+    return Promise.resolve(sizeAfter(r?.top));
   }
 
   records(tenant: string, from: number, to: number): Promise<StoredAuditRecord[]> {
@@ -45,14 +46,7 @@ export class SqliteAuditStore implements AuditStore {
           .orderBy('idx'),
       { tenant, from, to },
     );
-    return Promise.resolve(
-      rows.map((r) => ({
-        tenant: r.tenant,
-        index: Number(r.idx),
-        record: r.record,
-        leafHash: r.leaf_hash,
-      })),
-    );
+    return Promise.resolve(rows.map(toStoredAuditRecord));
   }
 
   subtreeHashes(tenant: string, refs: readonly SubtreeRef[]): Promise<(Buffer | null)[]> {
@@ -71,14 +65,7 @@ export class SqliteAuditStore implements AuditStore {
       this.db.run(
         this.db.kysely
           .insertInto('checkpoints')
-          .values({
-            tenant: cp.tenant,
-            tree_size: cp.treeSize,
-            root_hash: cp.rootHash,
-            timestamp: cp.timestamp,
-            keyid: cp.keyid,
-            signature: cp.signature,
-          })
+          .values(checkpointRow(cp))
           .onConflict((oc) => oc.columns(['tenant', 'tree_size']).doNothing()),
       );
     });
@@ -90,15 +77,6 @@ export class SqliteAuditStore implements AuditStore {
       query = query.where('tree_size', '>=', sizes.from).where('tree_size', '<', sizes.to);
     }
     const rows = this.db.all(query.orderBy('tree_size'));
-    return Promise.resolve(
-      rows.map((r) => ({
-        tenant: r.tenant,
-        treeSize: Number(r.tree_size),
-        rootHash: r.root_hash,
-        timestamp: r.timestamp,
-        keyid: r.keyid,
-        signature: r.signature,
-      })),
-    );
+    return Promise.resolve(rows.map(toCheckpoint));
   }
 }

@@ -1,11 +1,5 @@
-import { canonicalBytes } from '../../core/index.js';
-import type {
-  AuditPosition,
-  AuditRecord,
-  AuditRecordDraft,
-  LedgerEntries,
-} from '../../core/index.js';
-import { leafHash } from '../../audit/index.js';
+import type { AuditPosition, AuditRecordDraft, LedgerEntries } from '../../core/index.js';
+import { auditRow, outboxRow, sizeAfter } from '../sql/audit-rows.js';
 import { storeCompletedSubtrees } from './sqlite-audit-nodes.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -32,11 +26,9 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
             .where('tenant', '=', p('tenant')),
         { tenant: draft.tenant },
       );
-      index = row?.top === null || row?.top === undefined ? 0 : Number(row.top) + 1;
+      index = sizeAfter(row?.top);
     }
-    const record: AuditRecord = { ...draft, index };
-    const bytes = canonicalBytes(record);
-    const leaf = leafHash(bytes);
+    const { row, leaf } = auditRow(draft, index);
     db.runPrepared(
       'audit-insert',
       (p) =>
@@ -46,12 +38,7 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
           record: p('record'),
           leaf_hash: p('leaf'),
         }),
-      {
-        tenant: draft.tenant,
-        idx: index,
-        record: bytes.toString('utf8'),
-        leaf: leaf.toString('base64'),
-      },
+      { tenant: row.tenant, idx: row.idx, record: row.record, leaf: row.leaf_hash },
     );
     storeCompletedSubtrees(db, draft.tenant, index, leaf);
     positions.push({ index, treeSize: index + 1 });
@@ -69,14 +56,7 @@ export function appendLedger(db: SqliteDatabase, entries: LedgerEntries): AuditP
           data: p('data'),
           owner: p('owner'),
         }),
-      {
-        tenant: e.tenant,
-        type: e.type,
-        subject: e.subject,
-        at: e.at,
-        data: JSON.stringify(e.data),
-        owner: e.owner ?? null,
-      },
+      outboxRow(e),
     );
   }
   return positions;

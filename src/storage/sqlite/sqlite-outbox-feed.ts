@@ -1,15 +1,6 @@
-import type { EventType, OutboxFeed, StoredEvent } from '../../core/index.js';
+import type { OutboxFeed, StoredEvent } from '../../core/index.js';
+import { toStoredEvent } from '../sql/audit-rows.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-
-interface OutboxRow {
-  seq: number | bigint;
-  tenant: string;
-  type: string;
-  subject: string;
-  at: string;
-  data: string;
-  owner: string | null;
-}
 
 /** {@link OutboxFeed} on SQLite: the outbox table, and the database's commit notifications. */
 export class SqliteOutboxFeed implements OutboxFeed {
@@ -25,7 +16,7 @@ export class SqliteOutboxFeed implements OutboxFeed {
         .orderBy('seq')
         .limit(limit),
     );
-    return Promise.resolve(rows.map(storedEvent));
+    return Promise.resolve(rows.map(toStoredEvent));
   }
 
   // since and head run on every commit: fixed-shape queries on prepared statements.
@@ -41,7 +32,7 @@ export class SqliteOutboxFeed implements OutboxFeed {
           .limit(p('limit')),
       { seq, limit },
     );
-    return Promise.resolve(rows.map(storedEvent));
+    return Promise.resolve(rows.map(toStoredEvent));
   }
 
   latest(tenant: string): Promise<number> {
@@ -66,16 +57,4 @@ export class SqliteOutboxFeed implements OutboxFeed {
   subscribe(listener: () => void): () => void {
     return this.db.onCommit(listener);
   }
-}
-
-function storedEvent(r: OutboxRow): StoredEvent {
-  return {
-    seq: Number(r.seq),
-    type: r.type as EventType,
-    tenant: r.tenant,
-    subject: r.subject,
-    at: r.at,
-    data: JSON.parse(r.data) as Record<string, unknown>,
-    ...(r.owner !== null ? { owner: r.owner } : {}),
-  };
 }
