@@ -1,5 +1,6 @@
 import type { LedgerEntries } from '../../core/index.js';
 import type { Approval, ApprovalStatus, ApprovalStore } from '../../approvals/index.js';
+import { approvalRow, consumedApproval } from '../sql/invocation-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -68,21 +69,7 @@ export class SqliteApprovalStore implements ApprovalStore {
 
   /** Inserts a new approval; call inside a write. */
   insertWithin(a: Approval): void {
-    this.db.run(
-      this.db.kysely.insertInto('approvals').values({
-        id: a.id,
-        tenant: a.tenant,
-        invocation_id: a.invocationId,
-        tool_id: `${a.tool.id}@${a.tool.version}`,
-        status: a.status,
-        version: a.version,
-        record: JSON.stringify(a),
-        expires_at: a.expiresAt,
-        created_at: a.requestedAt,
-        updated_at: a.requestedAt,
-        requested_by: a.requestedBy,
-      }),
-    );
+    this.db.run(this.db.kysely.insertInto('approvals').values(approvalRow(a)));
   }
 
   /**
@@ -99,9 +86,7 @@ export class SqliteApprovalStore implements ApprovalStore {
         .where('id', '=', id),
     );
     const a = row ? (JSON.parse(row.record) as Approval) : undefined;
-    if (!a || a.status !== 'approved')
-      throw new Error(`approval ${id} is not approved any more (${a?.status ?? 'missing'})`);
-    const consumed: Approval = { ...a, status: 'consumed', consumedAt: at, version: a.version + 1 };
+    const consumed = consumedApproval(a, id, at);
     const changed = this.db.run(
       this.db.kysely
         .updateTable('approvals')
@@ -112,7 +97,7 @@ export class SqliteApprovalStore implements ApprovalStore {
           updated_at: at,
         })
         .where('id', '=', id)
-        .where('version', '=', a.version),
+        .where('version', '=', consumed.version - 1),
     ).changes;
     if (changed !== 1) throw new Error(`approval ${id} changed while it was being consumed`);
     return consumed;

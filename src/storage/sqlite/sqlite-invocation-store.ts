@@ -1,4 +1,3 @@
-import { ErrorCode, GatehouseError } from '../../core/index.js';
 import type { AuditPosition } from '../../core/index.js';
 import type {
   InvocationQuery,
@@ -7,6 +6,7 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
 import { SqliteApprovalStore } from './sqlite-approval-store.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -33,7 +33,7 @@ export class SqliteInvocationStore implements InvocationStore {
           .limit(1),
       { tenant, principal, key },
     );
-    return Promise.resolve(parse(row?.record));
+    return Promise.resolve(parseInvocation(row?.record));
   }
 
   get(tenant: string, id: string): Promise<InvocationRecord | undefined> {
@@ -42,7 +42,7 @@ export class SqliteInvocationStore implements InvocationStore {
       .select('record')
       .where('id', '=', id)
       .where('tenant', '=', tenant);
-    return Promise.resolve(parse(this.db.first(q)?.record));
+    return Promise.resolve(parseInvocation(this.db.first(q)?.record));
   }
 
   list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]> {
@@ -50,7 +50,7 @@ export class SqliteInvocationStore implements InvocationStore {
     if (query.status) q = q.where('status', '=', query.status);
     if (query.principal) q = q.where('principal', '=', query.principal);
     const rows = this.db.all(q.orderBy('id', 'desc').limit(query.limit));
-    return Promise.resolve(rows.map((r) => parse(r.record)!));
+    return Promise.resolve(rows.map((r) => parseInvocation(r.record)!));
   }
 
   listByStatus(status: InvocationStatus): Promise<InvocationRecord[]> {
@@ -61,7 +61,7 @@ export class SqliteInvocationStore implements InvocationStore {
         .where('status', '=', status)
         .orderBy('id'),
     );
-    return Promise.resolve(rows.map((r) => parse(r.record)!));
+    return Promise.resolve(rows.map((r) => parseInvocation(r.record)!));
   }
 
   receipt(tenant: string, id: string): Promise<unknown> {
@@ -85,11 +85,7 @@ export class SqliteInvocationStore implements InvocationStore {
             step.record.updatedAt,
           );
         } catch (err) {
-          throw new GatehouseError(
-            ErrorCode.APPROVAL_CONSUMED,
-            `Approval ${step.consumeApproval} can no longer be used: it was consumed, expired or invalidated meanwhile.`,
-            { cause: err },
-          );
+          throw approvalConsumedError(step.consumeApproval, err);
         }
       }
       if (step.approval) this.approvals.insertWithin(step.approval);
@@ -98,7 +94,7 @@ export class SqliteInvocationStore implements InvocationStore {
       if (!last) throw new Error('an invocation step must append at least one audit record');
       const record: InvocationRecord = { ...step.record, audit: last };
       const receipt = step.seal?.(last);
-      const json = JSON.stringify(record);
+      const row = invocationRow(record);
       this.db.runPrepared(
         'invocation-upsert',
         (p) =>
@@ -125,17 +121,17 @@ export class SqliteInvocationStore implements InvocationStore {
               }),
             ),
         {
-          id: record.id,
-          tenant: record.tenant,
-          principal: record.principal,
-          key: record.idempotencyKey,
-          attempt: record.attempt,
-          hash: record.requestHash,
-          status: record.status,
-          tool: `${record.tool.id}@${record.tool.version}`,
-          record: json,
-          createdAt: record.createdAt,
-          updatedAt: record.updatedAt,
+          id: row.id,
+          tenant: row.tenant,
+          principal: row.principal,
+          key: row.idempotency_key,
+          attempt: row.attempt,
+          hash: row.request_hash,
+          status: row.status,
+          tool: row.tool_id,
+          record: row.record,
+          createdAt: row.created_at,
+          updatedAt: row.updated_at,
         },
       );
       if (receipt !== undefined) {
@@ -155,8 +151,4 @@ export class SqliteInvocationStore implements InvocationStore {
       return last;
     });
   }
-}
-
-function parse(json: string | undefined): InvocationRecord | undefined {
-  return json === undefined ? undefined : (JSON.parse(json) as InvocationRecord);
 }

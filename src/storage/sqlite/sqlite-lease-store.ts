@@ -1,5 +1,6 @@
 import type { LedgerEntries } from '../../core/index.js';
 import type { Lease, LeaseStore } from '../../capacity/index.js';
+import { leaseRow } from '../sql/invocation-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -9,19 +10,7 @@ export class SqliteLeaseStore implements LeaseStore {
 
   insert(lease: Lease, ledger: LedgerEntries): Promise<void> {
     return this.db.write(() => {
-      this.db.run(
-        this.db.kysely.insertInto('leases').values({
-          id: lease.id,
-          tenant: lease.tenant,
-          pool: lease.pool,
-          holder: lease.holder,
-          status: lease.status,
-          record: JSON.stringify(lease),
-          expires_at: lease.expiresAt,
-          created_at: lease.createdAt,
-          updated_at: lease.createdAt,
-        }),
-      );
+      this.db.run(this.db.kysely.insertInto('leases').values(leaseRow(lease)));
       appendLedger(this.db, ledger);
     });
   }

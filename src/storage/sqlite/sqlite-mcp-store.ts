@@ -7,6 +7,7 @@ import type {
   McpStore,
   McpStoreChange,
 } from '../../mcp/index.js';
+import { bindingRow, discoveryRow, mcpServerChanges, mcpServerRow } from '../sql/mcp-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -25,19 +26,7 @@ export class SqliteMcpStore implements McpStore {
           .where('state', '!=', 'retired'),
       );
       if (same) return false;
-      this.db.run(
-        this.db.kysely.insertInto('mcp_servers').values({
-          id: server.id,
-          tenant: server.tenant,
-          name: server.name,
-          identity: server.identity,
-          state: server.state,
-          version: server.version,
-          record: JSON.stringify(server),
-          created_at: server.createdAt,
-          updated_at: server.updatedAt,
-        }),
-      );
+      this.db.run(this.db.kysely.insertInto('mcp_servers').values(mcpServerRow(server)));
       appendLedger(this.db, ledger);
       return true;
     });
@@ -51,53 +40,36 @@ export class SqliteMcpStore implements McpStore {
         const changed = this.db.run(
           k
             .updateTable('mcp_servers')
-            .set({
-              name: s.name,
-              state: s.state,
-              version: s.version,
-              record: JSON.stringify(s),
-              updated_at: s.updatedAt,
-            })
+            .set(mcpServerChanges(s))
             .where('id', '=', change.serverId)
             .where('tenant', '=', change.tenant)
             .where('version', '=', s.version - 1),
         ).changes;
         if (changed !== 1) return false;
       }
-      const d = change.discovery;
-      if (d) {
+      if (change.discovery) {
+        const row = discoveryRow(change.serverId, change.tenant, change.discovery);
         this.db.run(
           k
             .insertInto('mcp_discoveries')
-            .values({
-              server_id: change.serverId,
-              tenant: change.tenant,
-              record: JSON.stringify(d),
-              discovered_at: d.at,
-            })
+            .values(row)
             .onConflict((oc) =>
               oc
                 .column('server_id')
-                .doUpdateSet({ record: JSON.stringify(d), discovered_at: d.at }),
+                .doUpdateSet({ record: row.record, discovered_at: row.discovered_at }),
             ),
         );
       }
       for (const b of change.bindings ?? []) {
+        const row = bindingRow(change.serverId, change.tenant, b);
         this.db.run(
           k
             .insertInto('mcp_bindings')
-            .values({
-              server_id: change.serverId,
-              tool: b.tool,
-              tenant: change.tenant,
-              state: b.state,
-              record: JSON.stringify(b),
-              updated_at: b.at,
-            })
+            .values(row)
             .onConflict((oc) =>
               oc
                 .columns(['server_id', 'tool'])
-                .doUpdateSet({ state: b.state, record: JSON.stringify(b), updated_at: b.at }),
+                .doUpdateSet({ state: row.state, record: row.record, updated_at: row.updated_at }),
             ),
         );
       }

@@ -1,11 +1,8 @@
-import { ErrorCode, GatehouseError } from '../../core/index.js';
 import type { AuditRecordDraft } from '../../core/index.js';
 import type { PolicyStore, StoredPolicy } from '../../policy/index.js';
+import { TENANT_SCOPE, checkNextPolicyVersion, policyRow, toPolicy } from '../sql/policy-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
-
-// The tenant-wide policy is stored with project '' so that (tenant, project) can be the key.
-const TENANT_SCOPE = '';
 
 /** {@link PolicyStore} on SQLite: one row per scope, replaced optimistically by version. */
 export class SqlitePolicyStore implements PolicyStore {
@@ -33,21 +30,8 @@ export class SqlitePolicyStore implements PolicyStore {
           .where('tenant', '=', p.tenant)
           .where('project', '=', project),
       );
-      const current = row ? Number(row.version) : 0;
-      if (p.version !== current + 1) {
-        throw new GatehouseError(
-          ErrorCode.CONFLICT,
-          `The policy of ${scopeName(p)} is at version ${current}; version ${p.version} cannot follow it. Read it again and retry.`,
-          { details: { currentVersion: current } },
-        );
-      }
-      const values = {
-        tenant: p.tenant,
-        project,
-        text: p.text,
-        version: p.version,
-        updated_at: p.updatedAt,
-      };
+      checkNextPolicyVersion(p, row ? Number(row.version) : 0);
+      const values = policyRow(p);
       this.db.run(
         this.db.kysely
           .insertInto('policies')
@@ -70,24 +54,4 @@ export class SqlitePolicyStore implements PolicyStore {
     );
     return Promise.resolve(rows.map(toPolicy));
   }
-}
-
-function toPolicy(r: {
-  tenant: string;
-  project: string;
-  text: string;
-  version: number;
-  updated_at: string;
-}): StoredPolicy {
-  return {
-    tenant: r.tenant,
-    project: r.project === TENANT_SCOPE ? null : r.project,
-    text: r.text,
-    version: Number(r.version),
-    updatedAt: r.updated_at,
-  };
-}
-
-function scopeName(p: { tenant: string; project: string | null }): string {
-  return p.project === null ? `tenant ${p.tenant}` : `project ${p.project} of tenant ${p.tenant}`;
 }

@@ -1,12 +1,14 @@
-import type { Environment, EnvironmentClass, LedgerEntries } from '../../core/index.js';
-import type {
-  Role,
-  StoredPrincipal,
-  StoredToken,
-  Tenant,
-  TenancyStore,
-} from '../../tenancy/index.js';
-import type { Tables } from '../schema/tables.js';
+import type { Environment, LedgerEntries } from '../../core/index.js';
+import type { StoredPrincipal, StoredToken, Tenant, TenancyStore } from '../../tenancy/index.js';
+import {
+  environmentRow,
+  principalRow,
+  toEnvironment,
+  toPrincipal,
+  toTenant,
+  toToken,
+  tokenRow,
+} from '../sql/tenancy-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -16,48 +18,11 @@ export class SqliteTenancyStore implements TenancyStore {
 
   loadAll(): ReturnType<TenancyStore['loadAll']> {
     const k = this.db.kysely;
-    const tenants = this.db
-      .all(k.selectFrom('tenants').selectAll())
-      .map((r): Tenant => ({ id: r.id, name: r.name, createdAt: r.created_at }));
+    const tenants = this.db.all(k.selectFrom('tenants').selectAll()).map(toTenant);
     const projects = this.db.all(k.selectFrom('projects').select(['tenant', 'id']));
-    const environments = this.db
-      .all(k.selectFrom('environments').selectAll())
-      .map((r): Environment => ({
-        tenant: r.tenant,
-        project: r.project,
-        name: r.name,
-        class: r.class as EnvironmentClass,
-        frozen: r.frozen === 1,
-      }));
-    const principals = this.db
-      .all(k.selectFrom('principals').selectAll())
-      .map((r): StoredPrincipal => ({
-        id: r.id,
-        tenant: r.tenant,
-        name: r.name,
-        roles: JSON.parse(r.roles) as Role[],
-        project: r.project,
-        agent:
-          r.agent_id !== null && r.agent_version !== null
-            ? { id: r.agent_id, version: r.agent_version }
-            : null,
-        createdAt: r.created_at,
-      }));
-    const tokens = this.db.all(k.selectFrom('tokens').selectAll()).map((r): StoredToken => ({
-      id: r.id,
-      tenant: r.tenant,
-      principal: r.principal,
-      label: r.label,
-      hash: r.hash,
-      createdAt: r.created_at,
-      createdBy: r.created_by,
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      revokedBy: r.revoked_by,
-      revokeReason: r.revoke_reason,
-      replacedBy: r.replaced_by,
-      lastUsedAt: r.last_used_at,
-    }));
+    const environments = this.db.all(k.selectFrom('environments').selectAll()).map(toEnvironment);
+    const principals = this.db.all(k.selectFrom('principals').selectAll()).map(toPrincipal);
+    const tokens = this.db.all(k.selectFrom('tokens').selectAll()).map(toToken);
     return Promise.resolve({ tenants, projects, environments, principals, tokens });
   }
 
@@ -88,13 +53,7 @@ export class SqliteTenancyStore implements TenancyStore {
 
   putEnvironment(e: Environment, ledger: LedgerEntries): Promise<void> {
     return this.db.write(() => {
-      const row = {
-        tenant: e.tenant,
-        project: e.project,
-        name: e.name,
-        class: e.class,
-        frozen: e.frozen ? 1 : 0,
-      };
+      const row = environmentRow(e);
       this.db.run(
         this.db.kysely
           .insertInto('environments')
@@ -111,18 +70,7 @@ export class SqliteTenancyStore implements TenancyStore {
 
   addPrincipal(p: StoredPrincipal, token: StoredToken, ledger: LedgerEntries): Promise<void> {
     return this.db.write(() => {
-      this.db.run(
-        this.db.kysely.insertInto('principals').values({
-          id: p.id,
-          tenant: p.tenant,
-          name: p.name,
-          roles: JSON.stringify(p.roles),
-          project: p.project,
-          agent_id: p.agent?.id ?? null,
-          agent_version: p.agent?.version ?? null,
-          created_at: p.createdAt,
-        }),
-      );
+      this.db.run(this.db.kysely.insertInto('principals').values(principalRow(p)));
       this.db.run(this.db.kysely.insertInto('tokens').values(tokenRow(token)));
       appendLedger(this.db, ledger);
     });
@@ -159,22 +107,4 @@ export class SqliteTenancyStore implements TenancyStore {
         );
     });
   }
-}
-
-function tokenRow(t: StoredToken): Tables['tokens'] {
-  return {
-    id: t.id,
-    tenant: t.tenant,
-    principal: t.principal,
-    label: t.label,
-    hash: t.hash,
-    created_at: t.createdAt,
-    created_by: t.createdBy,
-    expires_at: t.expiresAt,
-    revoked_at: t.revokedAt,
-    revoked_by: t.revokedBy,
-    revoke_reason: t.revokeReason,
-    replaced_by: t.replacedBy,
-    last_used_at: t.lastUsedAt,
-  };
 }

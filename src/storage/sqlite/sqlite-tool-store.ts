@@ -1,12 +1,18 @@
 import type {
   AppliedEvent,
-  DescriptorState,
-  InFlightPolicy,
   StoredAgentRelease,
   StoredDescriptor,
   ToolStore,
   ToolStoreChange,
 } from '../../tools/index.js';
+import {
+  agentReleaseRow,
+  appliedEventRow,
+  descriptorRow,
+  toAppliedEvent,
+  toStoredAgentRelease,
+  toStoredDescriptor,
+} from '../sql/tool-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
 
@@ -18,24 +24,10 @@ export class SqliteToolStore implements ToolStore {
     const k = this.db.kysely;
     const descriptors = this.db
       .all(k.selectFrom('descriptors').selectAll().orderBy('published_at'))
-      .map((r): StoredDescriptor => ({
-        tenant: r.tenant,
-        descriptor: JSON.parse(r.descriptor) as StoredDescriptor['descriptor'],
-        digest: r.digest,
-        state: r.state as DescriptorState,
-        inFlightPolicy: r.in_flight_policy as InFlightPolicy,
-        stateReason: r.state_reason,
-        publishedAt: r.published_at,
-        updatedAt: r.updated_at,
-      }));
+      .map(toStoredDescriptor);
     const agentReleases = this.db
       .all(k.selectFrom('agent_releases').selectAll().orderBy('published_at'))
-      .map((r): StoredAgentRelease => ({
-        tenant: r.tenant,
-        release: JSON.parse(r.release) as StoredAgentRelease['release'],
-        digest: r.digest,
-        publishedAt: r.published_at,
-      }));
+      .map(toStoredAgentRelease);
     return Promise.resolve({ descriptors, agentReleases });
   }
 
@@ -47,17 +39,7 @@ export class SqliteToolStore implements ToolStore {
         .where('tenant', '=', tenant)
         .where('event_id', '=', eventId),
     );
-    return Promise.resolve(
-      r && {
-        tenant: r.tenant,
-        eventId: r.event_id,
-        type: r.type,
-        asset: r.asset,
-        sequence: r.sequence === null ? null : Number(r.sequence),
-        digest: r.digest,
-        appliedAt: r.applied_at,
-      },
-    );
+    return Promise.resolve(r && toAppliedEvent(r));
   }
 
   lastSequence(tenant: string, asset: string): Promise<number | undefined> {
@@ -74,32 +56,10 @@ export class SqliteToolStore implements ToolStore {
   apply(change: ToolStoreChange): Promise<void> {
     const k = this.db.kysely;
     return this.db.write(() => {
-      const e = change.event;
-      this.db.run(
-        k.insertInto('applied_events').values({
-          tenant: e.tenant,
-          event_id: e.eventId,
-          type: e.type,
-          asset: e.asset,
-          sequence: e.sequence,
-          digest: e.digest,
-          applied_at: e.appliedAt,
-        }),
-      );
+      this.db.run(k.insertInto('applied_events').values(appliedEventRow(change.event)));
       const d = change.descriptor;
       if (d) {
-        const row = {
-          tenant: d.tenant,
-          tool_id: d.descriptor.id,
-          version: d.descriptor.version,
-          state: d.state,
-          descriptor: JSON.stringify(d.descriptor),
-          digest: d.digest,
-          in_flight_policy: d.inFlightPolicy,
-          state_reason: d.stateReason,
-          published_at: d.publishedAt,
-          updated_at: d.updatedAt,
-        };
+        const row = descriptorRow(d);
         this.db.run(
           k
             .insertInto('descriptors')
@@ -115,16 +75,7 @@ export class SqliteToolStore implements ToolStore {
       }
       const r = change.agentRelease;
       if (r) {
-        this.db.run(
-          k.insertInto('agent_releases').values({
-            tenant: r.tenant,
-            agent_id: r.release.agentId,
-            version: r.release.version,
-            release: JSON.stringify(r.release),
-            digest: r.digest,
-            published_at: r.publishedAt,
-          }),
-        );
+        this.db.run(k.insertInto('agent_releases').values(agentReleaseRow(r)));
       }
       appendLedger(this.db, change.ledger);
     });

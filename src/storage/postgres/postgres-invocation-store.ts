@@ -1,0 +1,116 @@
+import type { AuditPosition } from '../../core/index.js';
+import type {
+  InvocationQuery,
+  InvocationRecord,
+  InvocationStatus,
+  InvocationStep,
+  InvocationStore,
+} from '../../invocation/index.js';
+import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
+import { consumeApproval, insertApproval } from './postgres-approval-store.js';
+import { appendLedger } from './postgres-ledger.js';
+import type { PostgresDatabase } from './postgres-database.js';
+
+/**
+ * {@link InvocationStore} on PostgreSQL. The idempotency key is a unique constraint, so the same
+ * key sent to several nodes at once is stored (and executed) once.
+ */
+export class PostgresInvocationStore implements InvocationStore {
+  constructor(private readonly db: PostgresDatabase) {}
+
+  async findByKey(
+    tenant: string,
+    principal: string,
+    key: string,
+  ): Promise<InvocationRecord | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('invocations')
+      .select('record')
+      .where('tenant', '=', tenant)
+      .where('principal', '=', principal)
+      .where('idempotency_key', '=', key)
+      .orderBy('attempt', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return parseInvocation(row?.record);
+  }
+
+  async get(tenant: string, id: string): Promise<InvocationRecord | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('invocations')
+      .select('record')
+      .where('id', '=', id)
+      .where('tenant', '=', tenant)
+      .executeTakeFirst();
+    return parseInvocation(row?.record);
+  }
+
+  async list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]> {
+    let q = this.db.kysely.selectFrom('invocations').select('record').where('tenant', '=', tenant);
+    if (query.status) q = q.where('status', '=', query.status);
+    if (query.principal) q = q.where('principal', '=', query.principal);
+    const rows = await q.orderBy('id', 'desc').limit(query.limit).execute();
+    return rows.map((r) => parseInvocation(r.record)!);
+  }
+
+  async listByStatus(status: InvocationStatus): Promise<InvocationRecord[]> {
+    const rows = await this.db.kysely
+      .selectFrom('invocations')
+      .select('record')
+      .where('status', '=', status)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => parseInvocation(r.record)!);
+  }
+
+  async receipt(tenant: string, id: string): Promise<unknown> {
+    const row = await this.db.kysely
+      .selectFrom('receipts')
+      .select('envelope')
+      .where('invocation_id', '=', id)
+      .where('tenant', '=', tenant)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.envelope) as unknown) : undefined;
+  }
+
+  save(step: InvocationStep): Promise<AuditPosition> {
+    return this.db.write(async (tx) => {
+      const id = step.consumeApproval;
+      if (id !== undefined) {
+        try {
+          await consumeApproval(tx, step.record.tenant, id, step.record.updatedAt);
+        } catch (err) {
+          throw approvalConsumedError(id, err);
+        }
+      }
+      if (step.approval) await insertApproval(tx, step.approval);
+      const positions = await appendLedger(tx, step.ledger);
+      const last = positions[positions.length - 1];
+      if (!last) throw new Error('an invocation step must append at least one audit record');
+      const record: InvocationRecord = { ...step.record, audit: last };
+      const receipt = step.seal?.(last);
+      const row = invocationRow(record);
+      await tx
+        .insertInto('invocations')
+        .values(row)
+        .onConflict((oc) =>
+          oc.column('id').doUpdateSet({
+            status: row.status,
+            record: row.record,
+            updated_at: row.updated_at,
+          }),
+        )
+        .execute();
+      if (receipt !== undefined) {
+        const envelope = JSON.stringify(receipt);
+        await tx
+          .insertInto('receipts')
+          .values({ invocation_id: record.id, tenant: record.tenant, envelope })
+          .onConflict((oc) => oc.column('invocation_id').doUpdateSet({ envelope }))
+          .execute();
+      }
+      step.record.audit = last;
+      return last;
+    });
+  }
+}
