@@ -23,8 +23,10 @@ export interface GatewayConfig {
   dataDir: string;
   host: string;
   port: number;
-  /** `sqlite:PATH` or a path; PostgreSQL (`postgres://…`) arrives with the scale-out work. */
+  /** `postgres://…` (PostgreSQL), `sqlite:PATH` or a path; default DATA/gatehouse.db. */
   db?: string;
+  /** Most PostgreSQL connections this node holds (`GATEHOUSE_DB_POOL`, default 10). */
+  dbPoolSize?: number;
   /** Output beyond this many bytes is cut and kept whole as an artifact. */
   maxOutputBytes: number;
   /** Most bytes of each output stream of a call kept in its artifact; a flood past it is cut. */
@@ -125,6 +127,16 @@ export function loadConfig(
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;
+  const pool = flags.dbPoolSize ?? envInteger(env.GATEHOUSE_DB_POOL, 'GATEHOUSE_DB_POOL');
+  if (pool !== undefined) {
+    if (pool < 1 || pool > 1000) {
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `GATEHOUSE_DB_POOL must be an integer in 1–1000; got ${pool}.`,
+      );
+    }
+    config.dbPoolSize = pool;
+  }
   if (!Number.isInteger(config.port) || config.port < 0 || config.port > 65535) {
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,

@@ -2,13 +2,7 @@ import { AccessTokenVerifier } from '../oauth/index.js';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import {
-  ErrorCode,
-  GatehouseError,
-  ResourceLifecycle,
-  monotonicIds,
-  systemClock,
-} from '../core/index.js';
+import { ResourceLifecycle, monotonicIds, systemClock } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { AuditLog, SigningKeyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
@@ -24,26 +18,16 @@ import {
 import type { Executor, InvocationRecord } from '../invocation/index.js';
 import { CedarEngine, TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
-import {
-  DataDirLock,
-  FileArtifactStore,
-  SqliteApprovalStore,
-  SqliteAuditStore,
-  SqliteDatabase,
-  SqliteInvocationStore,
-  SqliteMcpStore,
-  SqliteOutboxFeed,
-  SqlitePolicyStore,
-  SqliteTenancyStore,
-  SqliteToolStore,
-  latestId,
-} from '../storage/index.js';
+import { DataDirLock, FileArtifactStore } from '../storage/index.js';
+import type { SqliteDatabase } from '../storage/index.js';
 import { Directory, SessionBook } from '../tenancy/index.js';
 import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
 import { GatewayEgress } from '../egress/index.js';
 import { McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import { openExecution } from './open-execution.js';
+import { openStorage } from './open-storage.js';
+import type { Storage } from './open-storage.js';
 import type { Execution } from './open-execution.js';
 import { createLogger } from './logger.js';
 import { mcpReachOf } from './reach-config.js';
@@ -80,7 +64,7 @@ export interface Companion {
 /** The wired parts of a gateway. */
 interface GatewayParts {
   config: GatewayConfig;
-  db: SqliteDatabase;
+  storage: Storage;
   keyring: SigningKeyring;
   directory: Directory;
   registry: ToolRegistry;
@@ -121,8 +105,18 @@ export class Gateway {
   get config(): GatewayConfig {
     return this.parts.config;
   }
+  /**
+   * The SQLite database (tests reach into it).
+   * @throws Error when the gateway runs on PostgreSQL (see {@link storage}).
+   */
   get db(): SqliteDatabase {
-    return this.parts.db;
+    const db = this.parts.storage.sqlite;
+    if (!db) throw new Error('this gateway runs on PostgreSQL, not SQLite');
+    return db;
+  }
+  /** Its stores, on SQLite or PostgreSQL. */
+  get storage(): Storage {
+    return this.parts.storage;
   }
   get keyring(): SigningKeyring {
     return this.parts.keyring;
@@ -170,15 +164,16 @@ export class Gateway {
     // Before anything touches the directory: a second gateway on it would settle the first's
     // running calls as uncertain and reap its sandboxes.
     const lock = DataDirLock.acquire(config.dataDir);
-    let db: SqliteDatabase;
+    let storage: Storage;
+    let ids: IdGenerator;
     try {
-      db = await SqliteDatabase.open({ file: sqliteFile(config), synchronous: config.synchronous });
+      storage = await openStorage(config);
+      // Ids only increase, above every stored one: lists stay in order after a clock step back.
+      ids = deps.ids ?? monotonicIds(clock, await storage.latestId());
     } catch (err) {
       lock.release();
       throw err;
     }
-    // Ids only increase, above every stored one: lists stay in order after a clock step back.
-    const ids = deps.ids ?? monotonicIds(clock, latestId(db));
     const logger = deps.logger ?? createLogger({ level: config.logLevel });
     const tracing = openTracing(config.tracing, VERSION);
     let execution: Execution | undefined;
@@ -188,13 +183,13 @@ export class Gateway {
     try {
       companions.push(...((await deps.companions?.(config)) ?? []));
       const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
-      const store = new SqliteInvocationStore(db);
+      const store = storage.invocations;
       // First settle what a crash left running, so the reaper finds those leases orphaned.
       const recovered = await recoverInterrupted({ store, signer: keyring, clock });
       const artifacts = new FileArtifactStore(join(config.dataDir, 'artifacts'));
       execution = await openExecution({
         config,
-        db,
+        storage,
         clock,
         ids,
         invocations: store,
@@ -210,7 +205,7 @@ export class Gateway {
       // Its kept connections end with the gateway, like a companion's.
       companions.push({ close: () => Promise.resolve(egress.close()) });
       const mcp = new McpService({
-        store: new SqliteMcpStore(db),
+        store: storage.mcp,
         clock,
         ids,
         checkUrl: (url) => egress.check(url),
@@ -246,13 +241,13 @@ export class Gateway {
         ...execution.executors,
       ]);
       const directory = await Directory.open({
-        store: new SqliteTenancyStore(db),
+        store: storage.tenancy,
         clock,
         ids,
         tokenTtlMs: config.tokenTtlMs,
       });
       const registry = await ToolRegistry.open({
-        store: new SqliteToolStore(db),
+        store: storage.tools,
         clock,
         schemas: new JsonSchemaValidator(),
         canExecute: (d) => {
@@ -262,7 +257,7 @@ export class Gateway {
         },
       });
       const policy = new TenantPolicy({
-        store: new SqlitePolicyStore(db),
+        store: storage.policies,
         engine: new CedarEngine(),
         clock,
       });
@@ -270,7 +265,7 @@ export class Gateway {
       mcp.start();
       const capacity = execution.capacity;
       const metrics = new GatewayMetrics({ capacity: () => capacity.usage() });
-      db.onStorageError((code) => {
+      storage.onStorageError((code) => {
         metrics.storageError(code);
         logger.error({ code }, 'the database refused a write');
       });
@@ -296,7 +291,7 @@ export class Gateway {
           directory.environmentsOf(tenant, project).map((e) => e.name),
         toolVersions: (tenant, id) => registry.versions(tenant, id),
       });
-      const approvals = new ApprovalService({ store: new SqliteApprovalStore(db), clock });
+      const approvals = new ApprovalService({ store: storage.approvals, clock });
       const invocations = new InvocationService({
         pipeline,
         store,
@@ -317,7 +312,7 @@ export class Gateway {
           actor,
         );
       });
-      const auditLog = new AuditLog({ store: new SqliteAuditStore(db), signer: keyring, clock });
+      const auditLog = new AuditLog({ store: storage.audit, signer: keyring, clock });
       const self: { gateway?: Gateway } = {};
       const sandboxProblem = execution.sandboxProblem;
       const server = buildServer({
@@ -346,7 +341,7 @@ export class Gateway {
           auditWriter: { clock, append: (records) => auditLog.append(records) },
           secrets: execution.secrets,
           mcp,
-          events: new SqliteOutboxFeed(db),
+          events: storage.outbox,
           metrics,
           jwks: () => keyring.jwks(),
           ready: () => self.gateway?.isReady() ?? false,
@@ -362,7 +357,7 @@ export class Gateway {
                 },
               }
             : {}),
-          storage: () => db.storageProblem,
+          storage: () => storage.storageProblem(),
           sandbox: () => sandboxProblem,
           // One view per tools/list: its reads grow with the servers, not with the tools.
           healthy: (tenant) => {
@@ -373,7 +368,7 @@ export class Gateway {
       });
       self.gateway = new Gateway({
         config,
-        db,
+        storage,
         keyring,
         directory,
         registry,
@@ -400,7 +395,7 @@ export class Gateway {
       await mcpService?.close();
       await execution?.close();
       await closeAll(companions);
-      await db.close();
+      await storage.close();
       await tracing.close();
       lock.release();
       throw err;
@@ -436,7 +431,7 @@ export class Gateway {
       await this.parts.mcp.close();
       await this.execution.close();
       await closeAll(this.parts.companions);
-      await this.db.close();
+      await this.parts.storage.close();
       // Last, so the spans of the calls aborted above are exported too.
       await this.parts.tracing.close();
       this.parts.lock.release();
@@ -487,18 +482,6 @@ function sweepArtifacts(
   const timer = setInterval(sweep, period);
   timer.unref();
   return timer;
-}
-
-function sqliteFile(config: GatewayConfig): string {
-  const db = config.db;
-  if (db === undefined) return join(config.dataDir, 'gatehouse.db');
-  if (db.startsWith('postgres://') || db.startsWith('postgresql://')) {
-    throw new GatehouseError(
-      ErrorCode.INVALID_INPUT,
-      'PostgreSQL storage is not available in this build yet; use the embedded SQLite default (omit --db).',
-    );
-  }
-  return db.startsWith('sqlite:') ? db.slice('sqlite:'.length) : db;
 }
 
 /** Closes every companion, even when one fails to. */

@@ -8,10 +8,9 @@ import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
 import { BwrapSandbox, SANDBOX_UID, Workspaces } from '../sandbox/index.js';
 import { CredentialBroker, SecretCipher, SecretService } from '../secrets/index.js';
-import { SqliteLeaseStore, SqliteSecretStore } from '../storage/index.js';
-import type { SqliteDatabase } from '../storage/index.js';
 import type { StdioLauncher } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
+import type { Storage } from './open-storage.js';
 import { McpSandbox } from './mcp-sandbox.js';
 import { MCP_POOL } from './sandbox-config.js';
 
@@ -41,20 +40,20 @@ export interface Execution {
  */
 export async function openExecution(options: {
   config: GatewayConfig;
-  db: SqliteDatabase;
+  storage: Pick<Storage, 'secrets' | 'leases'>;
   clock: Clock;
   ids: IdGenerator;
   invocations: InvocationStore;
 }): Promise<Execution> {
-  const { config, db, clock, ids } = options;
+  const { config, storage, clock, ids } = options;
   const cipher = await SecretCipher.load({ keyFile: join(config.dataDir, 'keys', 'master.key') });
-  const secretStore = new SqliteSecretStore(db);
+  const secretStore = storage.secrets;
   const secrets = new SecretService({ store: secretStore, cipher, clock });
   const broker = new CredentialBroker({ store: secretStore, cipher, clock, ids });
   const sc = config.sandbox;
   const mcpPool = sc.mcpPool ?? MCP_POOL;
   const capacity = await ExecutionCapacity.open({
-    store: new SqliteLeaseStore(db),
+    store: storage.leases,
     clock,
     ids,
     pools: [sc.pool, mcpPool],

@@ -57,12 +57,13 @@ export function evidenceCommands(program: Command): void {
     .command('verify')
     .description("verify every tenant's audit log in a data directory, offline")
     .option('--data <dir>', 'data directory (default .data or GATEHOUSE_DATA)')
-    .action(async (opts: { data?: string }) => {
+    .option('--db <url>', "the gateway's database, if not DATA/gatehouse.db (GATEHOUSE_DB)")
+    .action(async (opts: { data?: string; db?: string }) => {
       const { verifyDataDirectory } = await import('../../app/index.js');
       const dir = opts.data ?? process.env.GATEHOUSE_DATA ?? '.data';
       let results;
       try {
-        results = await verifyDataDirectory(dir);
+        results = await verifyDataDirectory(dir, opts.db ?? process.env.GATEHOUSE_DB);
       } catch (err) {
         if ((err as { code?: unknown }).code === 'NOT_FOUND')
           throw usageError((err as Error).message);

@@ -24,7 +24,10 @@ export function serveCommand(program: Command): void {
     .option('--host <host>', 'address to listen on (default 127.0.0.1)')
     .option('--port <port>', 'port to listen on (default 7070)', port)
     .option('--data <dir>', 'data directory (default .data or GATEHOUSE_DATA)')
-    .option('--db <url>', 'database: a SQLite path (default DATA/gatehouse.db)')
+    .option(
+      '--db <url>',
+      'database: postgres://… (PostgreSQL, shared by nodes), sqlite:PATH or a path (default DATA/gatehouse.db; GATEHOUSE_DB)',
+    )
     .option(
       '--request-timeout-ms <ms>',
       "time for a request's headers and body to arrive (default 30000; GATEHOUSE_REQUEST_TIMEOUT_MS)",
