@@ -22,6 +22,16 @@ describe('configuration from the environment', () => {
     expect((err as Error).message).toMatch(/^GATEHOUSE_EGRESS_ALLOW: .*"bad host!:80"/);
   });
 
+  it('reads the database URL and its pool size, and refuses a pool of none', () => {
+    const config = load({ GATEHOUSE_DB: 'postgres://db.internal/gh', GATEHOUSE_DB_POOL: '4' })();
+    expect(config.db).toBe('postgres://db.internal/gh');
+    expect(config.dbPoolSize).toBe(4);
+    expect(load({ GATEHOUSE_DB_POOL: '0' })).toThrow(
+      /GATEHOUSE_DB_POOL must be an integer in 1–1000/,
+    );
+    expect(load({ GATEHOUSE_DB_POOL: 'ten' })).toThrow(/GATEHOUSE_DB_POOL must be/);
+  });
+
   it('refuses a pool setting that is not a number', () => {
     expect(load({ GATEHOUSE_POOL: 'cpus=many' })).toThrow(
       /GATEHOUSE_POOL cpus must be a non-negative number/,
