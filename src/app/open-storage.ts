@@ -91,8 +91,8 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       mcp: new PostgresMcpStore(db),
       outbox: new PostgresOutboxFeed(db),
       latestId: () => postgresLatestId(db),
-      storageProblem: () => null,
-      onStorageError: () => () => undefined,
+      storageProblem: () => db.storageProblem,
+      onStorageError: (listener) => db.onStorageError(listener),
       close: () => db.close(),
     };
   }

@@ -26,10 +26,13 @@ export class GroupCommit {
   /**
    * @param begin runs first in each batch's transaction (PostgresDatabase takes its write lock
    *   there)
+   * @param onFailure maps the error of a failed write to the one it rejects with
    */
   constructor(
     private readonly kysely: Kysely<Tables>,
     private readonly begin: (tx: Transaction) => Promise<void> = () => Promise.resolve(),
+    /** Maps the error of a failed write to the one it rejects with (a lost connection's). */
+    private readonly onFailure: (err: unknown) => unknown = (err) => err,
   ) {}
 
   /** Queues `fn`; resolves with its result once its batch committed. */
@@ -93,7 +96,8 @@ export class GroupCommit {
       });
     } catch (err) {
       // Nothing of the batch is stored: each write rejects with its own error, else the batch's.
-      batch.forEach((w, i) => w.reject(failures.has(i) ? failures.get(i) : err));
+      const e = this.onFailure(err);
+      batch.forEach((w, i) => w.reject(failures.has(i) ? this.onFailure(failures.get(i)) : e));
       return;
     }
     batch.forEach((w, i) => (failures.has(i) ? w.reject(failures.get(i)) : w.resolve(results[i])));

@@ -4,7 +4,9 @@ import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { ResourceLifecycle } from '../../core/index.js';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
+import { storageUnavailable } from '../sql/storage-unavailable.js';
 import { GroupCommit } from './group-commit.js';
+import { connectionFailureCode } from './postgres-failure.js';
 import type { Transaction } from './group-commit.js';
 
 /** The session-level advisory lock the migrations run under (any fixed number; "gatehouse"). */
@@ -17,6 +19,8 @@ const MIGRATION_LOCK = '6761746568';
  * Each node's group commit puts all its writes of the moment in one turn.
  */
 const WRITE_LOCK = '6761746569';
+/** While the database is out of reach, how often to try whether it answers again. */
+const PROBE_INTERVAL_MS = 500;
 /** Connections per node unless configured. */
 const DEFAULT_POOL_SIZE = 10;
 
@@ -52,12 +56,21 @@ export class PostgresDatabase {
   readonly kysely: Kysely<Tables>;
   private readonly commits: GroupCommit;
   private readonly state = new ResourceLifecycle('the database');
+  /** Why the last write failed for want of the database, until a write or a probe succeeds. */
+  private failing: string | null = null;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private readonly errorListeners = new Set<(code: string) => void>();
 
   private constructor(private readonly pool: pg.Pool) {
     this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-    this.commits = new GroupCommit(this.kysely, async (tx) => {
-      await sql`select pg_advisory_xact_lock(${WRITE_LOCK})`.execute(tx);
-    });
+    this.commits = new GroupCommit(
+      this.kysely,
+      async (tx) => {
+        await sql`select pg_advisory_xact_lock(${WRITE_LOCK})`.execute(tx);
+      },
+      (err) => this.classify(err),
+    );
+    this.commits.onCommit(() => this.recovered());
   }
 
   /**
@@ -118,6 +131,55 @@ export class PostgresDatabase {
     return this.commits.write(fn);
   }
 
+  /**
+   * Null while the database takes writes; else why the last write failed (the database out of
+   * reach), until a later write or a probe succeeds. Readiness reports it.
+   */
+  get storageProblem(): string | null {
+    return this.failing;
+  }
+
+  /**
+   * Calls `listener` with the code (`ECONNREFUSED`, `SQLSTATE 57P01`…) of each write that failed
+   * because the database was out of reach; a write's own error is not reported. Returns the
+   * unsubscribe.
+   */
+  onStorageError(listener: (code: string) => void): () => void {
+    this.errorListeners.add(listener);
+    return () => this.errorListeners.delete(listener);
+  }
+
+  /**
+   * The error a failed write rejects with: for a lost database, UNAVAILABLE (nothing of the write
+   * is stored: the call fails closed) and the node probes until the database answers again.
+   */
+  private classify(err: unknown): unknown {
+    const code = connectionFailureCode(err);
+    if (code === null) return err;
+    for (const l of this.errorListeners) l(code);
+    this.failing = `the database is out of reach (${code})`;
+    if (!this.probeTimer && this.state.isOpen) {
+      this.probeTimer = setInterval(() => void this.probe(), PROBE_INTERVAL_MS);
+      this.probeTimer.unref();
+    }
+    return storageUnavailable(code, err);
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      await sql`select 1`.execute(this.kysely);
+      this.recovered();
+    } catch {
+      // Still out of reach: try again at the next interval.
+    }
+  }
+
+  private recovered(): void {
+    this.failing = null;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
   /** Calls `listener` after each commit of this node; returns the unsubscribe. */
   onCommit(listener: () => void): () => void {
     return this.commits.onCommit(listener);
@@ -126,6 +188,7 @@ export class PostgresDatabase {
   /** Waits for queued writes, then closes the pool. Safe to call twice. */
   close(): Promise<void> {
     return this.state.close(async () => {
+      this.recovered();
       await this.commits.drain();
       await this.kysely.destroy().catch(() => undefined);
     });

@@ -6,7 +6,8 @@ import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { ResourceLifecycle } from '../../core/index.js';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
-import { storageFailureCode, storageUnavailable } from './storage-failure.js';
+import { storageUnavailable } from '../sql/storage-unavailable.js';
+import { storageFailureCode } from './storage-failure.js';
 
 /** While storage refuses writes, how often to try whether it accepts them again. */
 const PROBE_INTERVAL_MS = 500;

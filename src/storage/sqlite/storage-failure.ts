@@ -1,5 +1,3 @@
-import { ErrorCode, GatehouseError } from '../../core/index.js';
-
 /**
  * SQLite result codes that mean the storage under the database refused a write (disk full, an I/O
  * error, a read-only or vanished file), as opposed to a query that is wrong. Extended codes
@@ -12,16 +10,4 @@ export function storageFailureCode(err: unknown): string | null {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
   return STORAGE_CODES.some((c) => code === c || code.startsWith(`${c}_`)) ? code : null;
-}
-
-/**
- * The error a write that storage refused rejects with: `UNAVAILABLE` (503, retryable), saying that
- * nothing of it was recorded and where to watch for recovery. The SQLite error is its cause.
- */
-export function storageUnavailable(code: string, cause: unknown): GatehouseError {
-  return new GatehouseError(
-    ErrorCode.UNAVAILABLE,
-    `Gatehouse's storage refused a write (${code}${code.startsWith('SQLITE_FULL') ? ': the disk is full' : ''}); this request was not recorded. Retry it with the same Idempotency-Key once GET /readyz answers 200.`,
-    { cause, details: { storage: code, retryable: true } },
-  );
 }
