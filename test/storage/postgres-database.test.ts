@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
+import { appendLedger } from '../../src/storage/postgres/postgres-ledger.js';
+import { PostgresOutboxFeed } from '../../src/storage/postgres/postgres-outbox-feed.js';
 import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
@@ -53,6 +55,37 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase'
       expect(rows.map((r) => r.id)).toEqual(['a', 'b', 'c']);
     } finally {
       await db.close();
+    }
+  });
+
+  it("wakes another node's event-stream readers when this node commits events", async () => {
+    const url = await freshPostgresDatabase();
+    const a = await PostgresDatabase.open({ url, poolSize: 2 });
+    const b = await PostgresDatabase.open({ url, poolSize: 2 });
+    try {
+      const feed = new PostgresOutboxFeed(b);
+      let woken!: () => void;
+      const wake = new Promise<void>((r) => (woken = r));
+      feed.subscribe(() => woken());
+      await a.write((tx) =>
+        appendLedger(tx, {
+          audit: [],
+          events: [
+            {
+              type: 'ToolInvocationCompleted',
+              tenant: 'acme',
+              subject: 'invocation/1',
+              at: '2026-01-01T00:00:00.000Z',
+              data: { n: 1 },
+            },
+          ],
+        }),
+      );
+      await wake;
+      expect((await feed.since(0, 10)).map((e) => e.subject)).toEqual(['invocation/1']);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 });

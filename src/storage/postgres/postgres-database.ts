@@ -6,6 +6,7 @@ import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
 import { storageUnavailable } from '../sql/storage-unavailable.js';
 import { GroupCommit } from './group-commit.js';
+import { OutboxListener } from './outbox-listener.js';
 import { connectionFailureCode } from './postgres-failure.js';
 import type { Transaction } from './group-commit.js';
 
@@ -60,8 +61,14 @@ export class PostgresDatabase {
   private failing: string | null = null;
   private probeTimer: NodeJS.Timeout | undefined;
   private readonly errorListeners = new Set<(code: string) => void>();
+  private readonly commitListeners = new Set<() => void>();
+  private readonly listener: OutboxListener;
 
-  private constructor(private readonly pool: pg.Pool) {
+  private constructor(
+    private readonly pool: pg.Pool,
+    url: string,
+  ) {
+    this.listener = new OutboxListener(url, () => this.notify());
     this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
     this.commits = new GroupCommit(
       this.kysely,
@@ -70,7 +77,10 @@ export class PostgresDatabase {
       },
       (err) => this.classify(err),
     );
-    this.commits.onCommit(() => this.recovered());
+    this.commits.onCommit(() => {
+      this.recovered();
+      this.notify();
+    });
   }
 
   /**
@@ -85,9 +95,10 @@ export class PostgresDatabase {
     const pool = new pg.Pool({ connectionString: options.url, max, types });
     // An idle client that loses its connection emits here; the pool drops it and connects anew.
     pool.on('error', () => undefined);
-    const db = new PostgresDatabase(pool);
+    const db = new PostgresDatabase(pool, options.url);
     try {
       await db.migrate();
+      await db.listener.start();
     } catch (err) {
       await db.close();
       throw err;
@@ -180,15 +191,24 @@ export class PostgresDatabase {
     this.probeTimer = undefined;
   }
 
-  /** Calls `listener` after each commit of this node; returns the unsubscribe. */
+  /**
+   * Calls `listener` after each commit of this node and each notification that another node
+   * committed outbox events (LISTEN/NOTIFY); returns the unsubscribe.
+   */
   onCommit(listener: () => void): () => void {
-    return this.commits.onCommit(listener);
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
+  private notify(): void {
+    for (const l of this.commitListeners) l();
   }
 
   /** Waits for queued writes, then closes the pool. Safe to call twice. */
   close(): Promise<void> {
     return this.state.close(async () => {
       this.recovered();
+      await this.listener.close();
       await this.commits.drain();
       await this.kysely.destroy().catch(() => undefined);
     });

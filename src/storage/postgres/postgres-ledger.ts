@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { AuditPosition, AuditRecordDraft, LedgerEntries } from '../../core/index.js';
 import { auditRow, outboxRow } from '../sql/audit-rows.js';
+import { OUTBOX_CHANNEL } from './outbox-listener.js';
 import { storeCompletedSubtrees } from './postgres-audit-nodes.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import type { Transaction } from './group-commit.js';
@@ -40,6 +41,8 @@ export async function appendLedger(
   }
   if (entries.events.length > 0) {
     await tx.insertInto('outbox').values(entries.events.map(outboxRow)).execute();
+    // Delivered at commit (once per transaction): other nodes' event streams read the outbox.
+    await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(tx);
   }
   return positions;
 }
