@@ -47,6 +47,16 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going 
       expect((refused as Error).message).toMatch(/this request was not recorded/);
       expect(db.storageProblem).toMatch(/the database is out of reach/);
       expect(codes.length).toBeGreaterThan(0);
+      // A read fails the same way (503, retryable), never as an internal error.
+      const unread = await db.kysely
+        .selectFrom('tenants')
+        .selectAll()
+        .execute()
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(isGatehouseError(unread, 'UNAVAILABLE')).toBe(true);
 
       startServer(cluster);
       // The node recovers without a restart: a probe finds the database again.

@@ -1,11 +1,12 @@
 import pg from 'pg';
 import type { MigrationProvider } from 'kysely';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import { ResourceLifecycle } from '../../core/index.js';
+import { Kysely, Migrator, sql } from 'kysely';
+import { ResourceLifecycle, isGatehouseError } from '../../core/index.js';
 import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
 import { storageUnavailable } from '../sql/storage-unavailable.js';
 import { GroupCommit } from './group-commit.js';
+import { MappingPostgresDialect } from './mapping-dialect.js';
 import { OutboxListener } from './outbox-listener.js';
 import { connectionFailureCode } from './postgres-failure.js';
 import type { Transaction } from './group-commit.js';
@@ -69,7 +70,9 @@ export class PostgresDatabase {
     url: string,
   ) {
     this.listener = new OutboxListener(url, () => this.notify());
-    this.kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+    this.kysely = new Kysely<Tables>({
+      dialect: new MappingPostgresDialect({ pool }, (err) => this.classify(err)),
+    });
     this.commits = new GroupCommit(
       this.kysely,
       async (tx) => {
@@ -95,6 +98,9 @@ export class PostgresDatabase {
     const pool = new pg.Pool({ connectionString: options.url, max, types });
     // An idle client that loses its connection emits here; the pool drops it and connects anew.
     pool.on('error', () => undefined);
+    // A client in use that loses its connection fails its query and also emits 'error', which
+    // must not bring the node down: the query's error is the one that counts.
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new PostgresDatabase(pool, options.url);
     try {
       await db.migrate();
@@ -165,6 +171,7 @@ export class PostgresDatabase {
    * is stored: the call fails closed) and the node probes until the database answers again.
    */
   private classify(err: unknown): unknown {
+    if (isGatehouseError(err)) return err;
     const code = connectionFailureCode(err);
     if (code === null) return err;
     for (const l of this.errorListeners) l(code);
