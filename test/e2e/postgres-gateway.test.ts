@@ -32,7 +32,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
   () => {
     it('runs a governed call with its record, log and receipt in PostgreSQL, and audit verify reads it', async () => {
       const url = await freshPostgresDatabase('gw');
-      const dir = tempDir('gatehouse-pg-');
+      const dir = tempDir('gatehouse-pg-node-');
       const first = await start(dir, 30_000, { GATEHOUSE_DB: url });
       const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
 
@@ -94,7 +94,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
     });
 
     it('refuses a database URL it cannot use with a clear message', async () => {
-      const dir = tempDir('gatehouse-pg-');
+      const dir = tempDir('gatehouse-pg-node-');
       await expect(start(dir, 30_000, { GATEHOUSE_DB: 'mysql://localhost/x' })).rejects.toThrow(
         /must be postgres:\/\/…, sqlite:PATH or a file path/,
       );

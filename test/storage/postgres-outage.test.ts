@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,18 +19,23 @@ import { skipWithout } from '../helpers/prerequisites.js';
 // A cluster of this file's own: it is stopped and started again, which the run's shared one
 // (other files' databases) must never be.
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going away', () => {
-  let cluster: PostgresCluster;
+  const root = makeRoot();
+  let cluster: PostgresCluster | undefined;
   beforeAll(async () => {
-    cluster = await startCluster(join(makeRoot(), 'data'));
+    cluster = await startCluster(join(root, 'data'));
   });
   afterAll(() => {
-    if (cluster) destroyCluster(cluster);
+    try {
+      if (cluster) destroyCluster(cluster);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   const tenant = (id: string) => ({ id, name: id, created_at: '2026-01-01T00:00:00.000Z' });
 
   it('fails writes closed while it is down, and takes them again once it is back', async () => {
-    const db = await PostgresDatabase.open({ url: clusterUrl(cluster, 'postgres'), poolSize: 3 });
+    const db = await PostgresDatabase.open({ url: clusterUrl(cluster!, 'postgres'), poolSize: 3 });
     const codes: string[] = [];
     db.onStorageError((c) => codes.push(c));
     try {
@@ -38,7 +44,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going 
       await insert('before');
       expect(db.storageProblem).toBeNull();
 
-      stopServer(cluster);
+      stopServer(cluster!);
       const refused = await insert('during').then(
         () => undefined,
         (e: unknown) => e,
@@ -58,7 +64,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going 
         );
       expect(isGatehouseError(unread, 'UNAVAILABLE')).toBe(true);
 
-      startServer(cluster);
+      startServer(cluster!);
       // The node recovers without a restart: a probe finds the database again.
       for (let i = 0; i < 100 && db.storageProblem !== null; i++) await sleep(100);
       expect(db.storageProblem).toBeNull();
