@@ -16,6 +16,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
 import { freePort } from './ports.js';
 
 /**
@@ -161,19 +162,48 @@ export async function sharedCluster(): Promise<PostgresCluster> {
   return cluster;
 }
 
+/** Runs `sql` on the cluster's `postgres` database. */
+async function admin(cluster: PostgresCluster, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: clusterUrl(cluster, 'postgres') });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A unique database name. */
+const databaseName = (prefix: string) => `${prefix}_${randomBytes(6).toString('hex')}`;
+
 /**
  * A new, empty database in the shared cluster; returns its URL. Its name is unique, so test files
  * (and tests) running at once never share one.
  */
 export async function freshPostgresDatabase(prefix = 'gh'): Promise<string> {
   const cluster = await sharedCluster();
-  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: clusterUrl(cluster, 'postgres') });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await client.end();
-  }
+  const name = databaseName(prefix);
+  await admin(cluster, `CREATE DATABASE ${name}`);
+  return clusterUrl(cluster, name);
+}
+
+/**
+ * A new database with Gatehouse's migrations applied, copied from a template migrated once per
+ * run (a copy takes a fraction of the time migrating takes); returns its URL.
+ */
+export async function migratedPostgresDatabase(prefix = 'gh'): Promise<string> {
+  const cluster = await sharedCluster();
+  const root = process.env[POSTGRES_ROOT_ENV]!;
+  const template = 'gatehouse_template';
+  await withLockFile(join(root, 'template.lock'), async () => {
+    const done = join(root, 'template.done');
+    if (existsSync(done)) return;
+    await admin(cluster, `CREATE DATABASE ${template}`);
+    const db = await PostgresDatabase.open({ url: clusterUrl(cluster, template), poolSize: 1 });
+    await db.close();
+    writeFileSync(done, '');
+  });
+  const name = databaseName(prefix);
+  await admin(cluster, `CREATE DATABASE ${name} TEMPLATE ${template}`);
   return clusterUrl(cluster, name);
 }

@@ -7,9 +7,9 @@ import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase', () => {
-  it('migrates once when several nodes open a new database together', async () => {
+  it('migrates once when several nodes (of one connection each) open a new database together', async () => {
     const url = await freshPostgresDatabase();
-    const dbs = await Promise.all([1, 2, 3].map(() => PostgresDatabase.open({ url, poolSize: 2 })));
+    const dbs = await Promise.all([1, 2, 3].map(() => PostgresDatabase.open({ url, poolSize: 1 })));
     try {
       const applied = await sql<{
         name: string;

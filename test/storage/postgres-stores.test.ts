@@ -17,15 +17,15 @@ import { policyStoreContract } from '../contracts/policy-store.contract.js';
 import { secretStoreContract } from '../contracts/secret-store.contract.js';
 import { tenancyStoreContract } from '../contracts/tenancy-store.contract.js';
 import { toolStoreContract } from '../contracts/tool-store.contract.js';
-import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { migratedPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 // Every store contract, on a real PostgreSQL: a database of its own per test, in the run's one
 // cluster (test/helpers/postgres.ts). test/storage/sqlite-stores.test.ts runs them on SQLite.
 
-/** A fresh database in the run's cluster, and a close that ends its pool. */
+/** A fresh, migrated database in the run's cluster, and a close that ends its pool. */
 async function freshDatabase(): Promise<{ db: PostgresDatabase; close: () => Promise<void> }> {
-  const db = await PostgresDatabase.open({ url: await freshPostgresDatabase(), poolSize: 2 });
+  const db = await PostgresDatabase.open({ url: await migratedPostgresDatabase(), poolSize: 2 });
   return { db, close: () => db.close() };
 }
 

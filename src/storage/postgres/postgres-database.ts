@@ -66,7 +66,7 @@ export class PostgresDatabase {
   private readonly listener: OutboxListener;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    pool: pg.Pool,
     url: string,
   ) {
     this.listener = new OutboxListener(url, () => this.notify());
@@ -103,7 +103,7 @@ export class PostgresDatabase {
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new PostgresDatabase(pool, options.url);
     try {
-      await db.migrate();
+      await db.migrate(options.url);
       await db.listener.start();
     } catch (err) {
       await db.close();
@@ -112,29 +112,31 @@ export class PostgresDatabase {
     return db;
   }
 
-  /** Runs the pending migrations while holding the migration lock on a connection of its own. */
-  private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
+  /**
+   * Runs the pending migrations while holding the migration lock on a connection of its own,
+   * outside the pool (so a pool of one connection still has it for the migrations).
+   */
+  private async migrate(url: string): Promise<void> {
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => undefined);
+    await client.connect();
     try {
       await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]);
-      try {
-        const all = migrations('postgres');
-        const provider: MigrationProvider = { getMigrations: () => Promise.resolve(all) };
-        const { error, results } = await new Migrator({
-          db: this.kysely,
-          provider,
-        }).migrateToLatest();
-        if (error) {
-          const failed = results?.find((r) => r.status === 'Error');
-          throw new Error(`database migration ${failed?.migrationName ?? '?'} failed`, {
-            cause: error,
-          });
-        }
-      } finally {
-        await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      const all = migrations('postgres');
+      const provider: MigrationProvider = { getMigrations: () => Promise.resolve(all) };
+      const { error, results } = await new Migrator({
+        db: this.kysely,
+        provider,
+      }).migrateToLatest();
+      if (error) {
+        const failed = results?.find((r) => r.status === 'Error');
+        throw new Error(`database migration ${failed?.migrationName ?? '?'} failed`, {
+          cause: error,
+        });
       }
     } finally {
-      client.release();
+      // Ending the session releases its advisory lock.
+      await client.end().catch(() => undefined);
     }
   }
 
