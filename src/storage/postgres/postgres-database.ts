@@ -65,10 +65,7 @@ export class PostgresDatabase {
   private readonly commitListeners = new Set<() => void>();
   private readonly listener: OutboxListener;
 
-  private constructor(
-    pool: pg.Pool,
-    url: string,
-  ) {
+  private constructor(pool: pg.Pool, url: string) {
     this.listener = new OutboxListener(url, () => this.notify());
     this.kysely = new Kysely<Tables>({
       dialect: new MappingPostgresDialect({ pool }, (err) => this.classify(err)),
