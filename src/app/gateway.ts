@@ -255,6 +255,7 @@ export class Gateway {
           if (executor) return executor.check(d);
           return `tools of kind ${d.kind} cannot run on this gateway (available kinds: ${[...executors.keys()].join(', ')}${execution?.sandboxProblem ? `; sandboxed kinds are off: ${execution.sandboxProblem}` : ''})`;
         },
+        inputCheck: (d) => executors.get(d.kind)?.inputCheck?.(d) ?? null,
       });
       const policy = new TenantPolicy({
         store: storage.policies,

@@ -2,7 +2,7 @@ import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { ExecutionCapacity, Reaper } from '../capacity/index.js';
-import { ShellExecutor } from '../executors/index.js';
+import { BrowserExecutor, ShellExecutor } from '../executors/index.js';
 import { SandboxLeases } from '../invocation/index.js';
 import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
@@ -58,8 +58,11 @@ export async function openExecution(options: {
     ids,
     pools: [sc.pool, mcpPool],
   });
-  // Shell descriptors validate everywhere; without a sandbox their calls fail before any effect.
-  const executors = new Map<string, Executor>([['shell', new ShellExecutor()]]);
+  // Shell and browser descriptors validate everywhere; without a sandbox their calls fail before any effect.
+  const executors = new Map<string, Executor>([
+    ['shell', new ShellExecutor()],
+    ['browser', new BrowserExecutor()],
+  ]);
   const base = { secrets, broker, capacity, executors };
   if (!sc.enabled)
     return {
@@ -108,6 +111,7 @@ export async function openExecution(options: {
     },
   });
   executors.set('shell', new ShellExecutor(sandbox));
+  executors.set('browser', new BrowserExecutor(sandbox));
   const mcpSandbox = new McpSandbox({
     sandbox,
     capacity,

@@ -63,6 +63,12 @@ export function hostHeader(host: string, port: number): string {
   return port === 80 ? h : `${h}:${port}`;
 }
 
+/**
+ * The header on every answer the egress proxy gives itself (a refusal, a failed connection), so a
+ * client such as a browser can tell it from the upstream's own answer. Its value is the status.
+ */
+export const EGRESS_ANSWER_HEADER = 'X-Gatehouse-Egress';
+
 /** A complete HTTP/1.1 response with a short text body, for answering on a raw socket. */
 export function rawResponse(status: number, text: string): string {
   const body = `${text}\n`;
@@ -70,6 +76,7 @@ export function rawResponse(status: number, text: string): string {
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
     `Content-Type: text/plain; charset=utf-8\r\n` +
     `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `${EGRESS_ANSWER_HEADER}: ${status}\r\n` +
     `Connection: close\r\n\r\n${body}`
   );
 }

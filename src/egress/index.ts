@@ -6,6 +6,7 @@ export {
   type EgressProxyOptions,
 } from './proxy.js';
 export type { EgressLimits } from './lease-server.js';
+export { EGRESS_ANSWER_HEADER } from './forward.js';
 export type { EgressDecision } from './decision.js';
 // The gateway's own egress (HTTP MCP upstreams, HTTP tools): checked, resolved once, pinned.
 export {

@@ -11,6 +11,7 @@ import {
   connectFirst,
   downstreamHeaders,
   hostHeader,
+  EGRESS_ANSWER_HEADER,
   rawResponse,
   upstreamHeaders,
 } from './forward.js';
@@ -276,6 +277,7 @@ function reply(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, {
     'content-type': 'text/plain; charset=utf-8',
     'content-length': Buffer.byteLength(body),
+    [EGRESS_ANSWER_HEADER.toLowerCase()]: String(status),
     // After a malformed request the connection's framing cannot be trusted.
     ...(status === 400 ? { connection: 'close' } : {}),
   });

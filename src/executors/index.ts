@@ -8,3 +8,5 @@ export { HttpExecutor, upstreamIdempotencyKey, DEFAULT_FAILURE_STATUSES } from '
 export type { HttpExecutorOptions, HttpExecution, HttpOutput } from './http/index.js';
 export { dereferenceOpenApi, importEvents, importOpenApi } from './http/index.js';
 export type { AssetReleaseEvent, OpenApiImport, OpenApiImportOptions } from './http/index.js';
+export { BrowserExecutor, BrowserAction, pngSize } from './browser/index.js';
+export type { BrowserExecution, BrowserStep, ConfiningSandbox } from './browser/index.js';

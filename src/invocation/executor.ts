@@ -2,7 +2,7 @@ import { AbortReason, FailureCode } from '../core/index.js';
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { EgressDecision } from '../egress/index.js';
 import type { BrokeredValue, Redactor } from '../secrets/index.js';
-import type { ToolDescriptor } from '../tools/index.js';
+import type { SchemaViolation, ToolDescriptor } from '../tools/index.js';
 import type { OutputCapture } from './output-capture.js';
 
 /** What an executor that runs code in a sandbox gets of the call's lease. */
@@ -47,6 +47,12 @@ export interface ExecutionRequest {
   onEgress?: (decision: EgressDecision) => void;
   /** A capture for one output stream: redacted, bounded in memory, spooled whole to an artifact. */
   capture: () => OutputCapture;
+  /**
+   * Stores bytes the tool produced beside its output (a browser screenshot) as a content-addressed
+   * artifact and returns their SHA-256 (hex). Never give it a brokered secret: artifacts are not
+   * redacted. Absent where the caller keeps no artifacts.
+   */
+  storeArtifact?: (bytes: Uint8Array) => Promise<string>;
   /**
    * Adds secret values the executor's connection holds beyond the call's own credentials (an MCP
    * upstream's connection credentials) to the call's redactor, so sanitizing removes them from
@@ -113,6 +119,11 @@ export interface Executor {
   execute(request: ExecutionRequest): Promise<ExecutionReport>;
   /** Null when this executor can run the descriptor, otherwise why not. */
   check(descriptor: ToolDescriptor): string | null;
+  /**
+   * What this executor checks of a call's input beyond the descriptor's input schema, for a
+   * descriptor `check` accepted; absent or null when nothing. Problems deny the call at validation.
+   */
+  inputCheck?(descriptor: ToolDescriptor): ((input: unknown) => SchemaViolation[]) | null;
 }
 
 /**

@@ -126,6 +126,7 @@ export class Pipeline {
                 streamBound(options.maxOutputBytes),
                 options.maxArtifactBytes,
               ),
+            (bytes) => options.artifacts.put(bytes),
           ),
       },
       { name: 'sanitize', run: (c) => sanitizeStage(c, options.artifacts, options.maxOutputBytes) },

@@ -13,8 +13,8 @@ export { JsonSchemaValidator } from './json-schema.js';
 export type { SchemaViolation } from './json-schema.js';
 export { ReleaseEventParser } from './release-events.js';
 export type { ReleaseEvent, InFlightPolicy } from './release-events.js';
-export { validateDescriptor, compileDescriptorShape } from './validate-descriptor.js';
-export type { ExecutionCheck, ValidatedDescriptor } from './validate-descriptor.js';
+export { validateDescriptor, compileDescriptorShape, compileInput } from './validate-descriptor.js';
+export type { ExecutionCheck, InputCheck, ValidatedDescriptor } from './validate-descriptor.js';
 export { ToolRegistry } from './tool-registry.js';
 export type {
   RegisteredTool,

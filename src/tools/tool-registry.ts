@@ -4,9 +4,9 @@ import type { Clock } from '../core/index.js';
 import type { JsonSchemaValidator } from './json-schema.js';
 import { ReleaseEventParser } from './release-events.js';
 import type { InFlightPolicy, ReleaseEvent } from './release-events.js';
-import { compileDescriptorShape, validateDescriptor } from './validate-descriptor.js';
+import { compileDescriptorShape, compileInput, validateDescriptor } from './validate-descriptor.js';
 import { planReleaseEvent } from './plan-release-event.js';
-import type { ExecutionCheck } from './validate-descriptor.js';
+import type { ExecutionCheck, InputCheck } from './validate-descriptor.js';
 import type {
   AppliedEvent,
   StoredAgentRelease,
@@ -46,6 +46,8 @@ export interface ToolRegistryOptions {
   schemas: JsonSchemaValidator;
   /** Whether this gateway can run a descriptor (its kind has an executor, its handler exists). */
   canExecute: ExecutionCheck;
+  /** What executors check of a call's input beyond its schema (a browser tool's steps). */
+  inputCheck?: InputCheck;
 }
 
 const key = (tenant: string, id: string, version: string) => `${tenant}\u0000${id}\u0000${version}`;
@@ -75,7 +77,7 @@ export class ToolRegistry {
       const { id, version } = d.descriptor;
       registry.tools.set(key(d.tenant, id, version), {
         stored: d,
-        validateInput: options.schemas.compile(d.descriptor.inputSchema),
+        validateInput: compileInput(options.schemas, d.descriptor, options.inputCheck),
       });
     }
     for (const r of agentReleases) {
@@ -213,6 +215,7 @@ export class ToolRegistry {
           this.shape,
           this.options.canExecute,
           '/data/descriptor',
+          this.options.inputCheck,
         ),
     });
     const change: ToolStoreChange = { event, ledger: plan.ledger };

@@ -1,8 +1,9 @@
-import type { ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ErrorCode, GatehouseError, canonicalDigest, isSideEffectClass } from '../core/index.js';
 import type { ToolDescriptor } from './descriptor.js';
 import { ToolKind } from './descriptor.js';
 import { JsonSchemaValidator } from './json-schema.js';
+import type { SchemaViolation } from './json-schema.js';
 import { descriptorSchema } from './event-schemas.js';
 import { credentialNeedProblems } from '../secrets/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
@@ -12,6 +13,46 @@ import type { CredentialNeed } from '../secrets/index.js';
  * otherwise a sentence saying why not (e.g. "no native handler named x is registered").
  */
 export type ExecutionCheck = (descriptor: ToolDescriptor) => string | null;
+
+/**
+ * What an executor checks of a call's input beyond the descriptor's input schema (a browser
+ * tool's steps against its allowed actions), or null when it checks nothing for this descriptor.
+ * The check returns every problem with its JSON pointer; the validation stage denies with them.
+ */
+export type InputCheck = (
+  descriptor: ToolDescriptor,
+) => ((input: unknown) => SchemaViolation[]) | null;
+
+/**
+ * Compiles a descriptor's input schema, with its executor's input check (if any) run after it:
+ * one validate function whose errors are the schema's and then the check's.
+ * @throws Error with ajv's explanation when the schema is not a valid JSON Schema.
+ */
+export function compileInput(
+  schemas: JsonSchemaValidator,
+  d: ToolDescriptor,
+  inputCheck?: InputCheck,
+): ValidateFunction {
+  const schema = schemas.compile(d.inputSchema);
+  const check = inputCheck?.(d) ?? null;
+  if (check === null) return schema;
+  const both = ((input: unknown) => {
+    const fits = schema(input);
+    const errors: ErrorObject[] = [...(fits ? [] : (schema.errors ?? []))];
+    for (const v of check(input))
+      errors.push({
+        instancePath: v.pointer,
+        keyword: 'executor',
+        message: v.message,
+        params: {},
+        schemaPath: '#',
+      });
+    both.errors = errors.length > 0 ? errors : null;
+    return errors.length === 0;
+  }) as ValidateFunction;
+  both.schema = schema.schema;
+  return both;
+}
 
 /** A descriptor that passed publication checks, with what the pipeline needs of it. */
 export interface ValidatedDescriptor {
@@ -36,6 +77,7 @@ export function validateDescriptor(
   shape: ValidateFunction,
   canExecute: ExecutionCheck,
   pointerBase = '',
+  inputCheck?: InputCheck,
 ): ValidatedDescriptor {
   const problems = JsonSchemaValidator.violations(shape, value).map((v) => ({
     pointer: pointerBase + v.pointer,
@@ -97,6 +139,7 @@ export function validateDescriptor(
     if (reason !== null) problems.push({ pointer: at('/execution'), message: reason });
   }
   if (problems.length > 0 || !validateInput) throw invalid(problems);
+  if (inputCheck) validateInput = compileInput(schemas, d, inputCheck);
   return { descriptor: d, digest: canonicalDigest(d), validateInput };
 }
 

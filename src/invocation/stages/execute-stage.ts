@@ -15,6 +15,7 @@ export async function executeStage(
   executors: ReadonlyMap<string, Executor>,
   timeoutMs: number,
   capture: () => OutputCapture,
+  storeArtifact?: (bytes: Uint8Array) => Promise<string>,
 ): Promise<StageResult> {
   const descriptor = ctx.tool.stored.descriptor;
   const executor = executors.get(descriptor.kind);
@@ -54,6 +55,7 @@ export async function executeStage(
       ...(ctx.held ? { lease: ctx.held.execution } : {}),
       ...(ctx.credentials ? { headers: ctx.credentials.headers } : {}),
       onEgress: (decision) => ctx.egress.push(decision),
+      ...(storeArtifact ? { storeArtifact } : {}),
       capture: () => {
         const c = capture();
         ctx.captures.push(c);

@@ -1,0 +1,182 @@
+import type {
+  ExecutionReport,
+  ExecutionRequest,
+  Executor,
+  LeaseNeed,
+} from '../../invocation/index.js';
+import { abortCode } from '../../invocation/index.js';
+import type { SchemaViolation, ToolDescriptor } from '../../tools/index.js';
+import { browserExecutionProblem, viewportOf } from './browser-execution.js';
+import { openBrowserSession } from './browser-session.js';
+import type { BrowserSession, ConfiningSandbox } from './browser-session.js';
+import { browserInputProblems, fillableSecrets } from './browser-steps.js';
+import type { BrowserStep } from './browser-steps.js';
+import { StepRefused, runStep } from './run-step.js';
+import type { StepResult } from './run-step.js';
+
+/** Time kept back from the call's timeout for closing the browser and reporting. */
+const CLOSE_MARGIN_MS = 1000;
+
+/**
+ * Runs `browser` descriptors (DESIGN §10): Chromium in the call's sandbox lease (its limits, its
+ * egress proxy, a fresh profile in its workspace), driven by Playwright over a pipe, one step
+ * after another. All steps done is observed; a refused or failed step, a crash, a limit or a
+ * timeout is stopped, with an effect that may have started once a page was loaded (judgeExecution
+ * makes that uncertain for a call that can change things). Nothing of Chromium outlives the call:
+ * its cgroup is emptied and removed.
+ */
+export class BrowserExecutor implements Executor {
+  readonly lease: LeaseNeed = { kind: 'sandbox' };
+
+  /** Without a sandbox (this machine cannot run one) descriptors validate but calls fail before effect. */
+  constructor(private readonly sandbox?: ConfiningSandbox) {}
+
+  check(d: ToolDescriptor): string | null {
+    return browserExecutionProblem(d);
+  }
+
+  inputCheck(d: ToolDescriptor): (input: unknown) => SchemaViolation[] {
+    return (input) => browserInputProblems(d, input);
+  }
+
+  async execute(req: ExecutionRequest): Promise<ExecutionReport> {
+    const { lease, signal } = req;
+    if (!this.sandbox)
+      return notRun('SANDBOX_UNAVAILABLE', 'this gateway has no sandbox; nothing ran');
+    if (!lease)
+      return notRun(
+        'NO_LEASE',
+        'a browser tool runs only in a sandbox lease, and none was granted',
+      );
+    const steps = (req.input as { steps: BrowserStep[] }).steps;
+    const secrets = new Map<string, string>();
+    for (const [name, env] of fillableSecrets(req.descriptor)) {
+      const value = lease.env[env];
+      if (value !== undefined) secrets.set(name, value);
+    }
+    const deadline = Date.now() + req.timeoutMs - CLOSE_MARGIN_MS;
+    const left = (): number => Math.max(1, deadline - Date.now());
+    let session: BrowserSession;
+    try {
+      if (signal.aborted)
+        return notRun(abortCode(signal), 'the call was aborted before the browser started');
+      session = await openBrowserSession({
+        sandbox: this.sandbox,
+        lease,
+        viewport: viewportOf(req.descriptor),
+        timeoutMs: left(),
+      });
+    } catch (err) {
+      return notRun('BROWSER_START', `the browser did not start: ${gist(err)}`);
+    }
+    // An abort (timeout, revocation, shutdown) kills the browser; the running step then fails.
+    const kill = (): void => void session.close();
+    signal.addEventListener('abort', kill, { once: true });
+    const results: StepResult[] = [];
+    try {
+      for (const [index, step] of steps.entries()) {
+        try {
+          results.push(
+            await runStep(step, {
+              page: session.page,
+              secrets,
+              timeoutMs: left,
+              ...(req.storeArtifact ? { storeArtifact: req.storeArtifact } : {}),
+            }),
+          );
+        } catch (err) {
+          return await stopped(req, session, results, index, step, err);
+        }
+      }
+      return { status: 'observed', output: await finalOutput(session, results) };
+    } finally {
+      signal.removeEventListener('abort', kill);
+      await session.close();
+    }
+  }
+}
+
+/** The output: each step's result, where the page ended and its title, popups closed. */
+async function finalOutput(
+  session: BrowserSession,
+  steps: StepResult[],
+): Promise<Record<string, unknown>> {
+  const page = session.page;
+  const title = page.isClosed()
+    ? null
+    : await Promise.race([
+        page.title().catch(() => null),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 2000).unref()),
+      ]);
+  const closed = session.popupsClosed();
+  return {
+    steps,
+    url: page.isClosed() ? null : page.url(),
+    title,
+    ...(closed > 0 ? { popupsClosed: closed } : {}),
+  };
+}
+
+/**
+ * A step that did not finish: why (the call's abort, a cgroup limit, the step's own refusal or
+ * failure), with the results so far. An effect may have started once any page was loaded.
+ */
+async function stopped(
+  req: ExecutionRequest,
+  session: BrowserSession,
+  results: StepResult[],
+  index: number,
+  step: BrowserStep,
+  err: unknown,
+): Promise<ExecutionReport> {
+  const limit = session.usage().limitHit;
+  const code = req.signal.aborted
+    ? abortCode(req.signal)
+    : limit !== null
+      ? `LIMIT_${limit.toUpperCase()}`
+      : err instanceof StepRefused
+        ? err.code
+        : 'STEP_FAILED';
+  const why = req.signal.aborted
+    ? code === 'TIMEOUT'
+      ? `the call timed out after ${req.timeoutMs} ms`
+      : `the call was aborted (${code})`
+    : limit !== null
+      ? `the browser hit the lease's ${limit} limit (${gist(err)})`
+      : gist(err);
+  const loaded =
+    results.some((r) => r.action === 'goto') ||
+    (step.action === 'goto' &&
+      !(err instanceof StepRefused && !err.reachedServer) &&
+      !notSent(err));
+  const output = {
+    ...(await finalOutput(session, results)),
+    failed: { index, action: step.action, code, message: why },
+  };
+  return {
+    status: 'stopped',
+    code,
+    message: `step ${index} (${step.action}) did not finish: ${why}`,
+    output,
+    effectMayHaveStarted: loaded,
+    ...(loaded ? { uncertainNote: 'after a page was loaded; an effect may have happened' } : {}),
+  };
+}
+
+/** Whether a navigation failed before its request can have reached a server. */
+function notSent(err: unknown): boolean {
+  return /net::ERR_(TUNNEL_CONNECTION_FAILED|PROXY_CONNECTION_FAILED|CONNECTION_REFUSED|NAME_NOT_RESOLVED|BLOCKED_BY_ADMINISTRATOR|BLOCKED_BY_CLIENT|ADDRESS_UNREACHABLE)/.test(
+    (err as Error)?.message ?? '',
+  );
+}
+
+/** A call that ended before any page was loaded: nothing took effect. */
+function notRun(code: string, message: string): ExecutionReport {
+  return { status: 'stopped', code, message, effectMayHaveStarted: false };
+}
+
+/** The first line of an error, bounded (Playwright appends its call log). */
+function gist(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return (text.split('\n')[0] ?? '').slice(0, 500);
+}

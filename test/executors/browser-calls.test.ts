@@ -1,0 +1,263 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pngSize } from '../../src/executors/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
+import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { skipWithout } from '../helpers/prerequisites.js';
+import {
+  auditText,
+  cgroupDirsNamed,
+  processesMatching,
+  publishAgent,
+  verifiedReceipt,
+} from '../helpers/sandbox-tools.js';
+import { browserTool, missingChromium, startTestSite } from './browser-fixture.js';
+
+/** The password the broker holds; a page must receive it, no record may show it. */
+const PASSWORD = `pw-${randomBytes(12).toString('hex')}`;
+const VIEWPORT = { width: 800, height: 600 };
+/** Chromium runs many threads, and a cgroup v1 pids limit counts threads. */
+const BROWSER_SANDBOX = { memoryMb: 768, pids: 1024 };
+
+let g: DemoGateway;
+let agent: string;
+let site: Awaited<ReturnType<typeof startTestSite>>;
+
+interface BrowserOutput {
+  steps: Record<string, unknown>[];
+  url: string | null;
+  title: string | null;
+  failed?: { index: number; action: string; code: string; message: string };
+}
+
+const unavailable = skipWithout('Chromium (Debian package chromium)', missingChromium());
+
+describe.skipIf(unavailable)('browser tools through the gateway', () => {
+  beforeAll(async () => {
+    site = await startTestSite();
+    g = await startDemoGateway();
+    const put = await g.inject('PUT', '/v1/secrets/portal-password', {
+      token: g.tokens.admin,
+      body: { value: PASSWORD, scopes: ['test'] },
+    });
+    expect(put.status).toBe(200);
+    const egress = [`127.0.0.1:${site.port}`];
+    agent = await publishAgent(g, 'browser-agent', [
+      browserTool(
+        'test/browse',
+        {
+          allowedActions: ['goto', 'extract', 'screenshot', 'click', 'waitFor'],
+          viewport: VIEWPORT,
+        },
+        { sandbox: { ...BROWSER_SANDBOX, egress } },
+      ),
+      browserTool(
+        'test/login',
+        { allowedActions: ['goto', 'fill', 'click', 'waitFor', 'extract', 'screenshot'] },
+        {
+          sideEffect: { class: 'workspace-write' },
+          sandbox: { ...BROWSER_SANDBOX, egress },
+          credentials: [
+            { ref: 'portal-password', scope: 'test', inject: { env: 'PORTAL_PASSWORD' } },
+          ],
+        },
+      ),
+      browserTool(
+        'test/hog',
+        { allowedActions: ['goto', 'waitFor'] },
+        { sandbox: { memoryMb: 512, pids: 1024, egress } },
+      ),
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await g?.close();
+    await site?.close();
+  });
+
+  let n = 0;
+  async function browse(tool: string, steps: unknown[]): Promise<InvocationRecord> {
+    n += 1;
+    const res = await g.invoke(agent, `browse-${n}`, call(tool, { steps }));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  }
+  const out = (r: InvocationRecord): BrowserOutput => r.output as BrowserOutput;
+
+  it('browses a loopback page: extracts its heading and takes a PNG screenshot of the declared viewport', async () => {
+    const r = await browse('test/browse', [
+      { action: 'goto', url: `${site.origin}/` },
+      { action: 'extract', selector: 'h1' },
+      { action: 'extract', selector: 'li.t' },
+      { action: 'screenshot' },
+    ]);
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const o = out(r);
+    expect(o.url).toBe(`${site.origin}/`);
+    expect(o.title).toBe('Ticket board');
+    expect(o.steps[0]).toMatchObject({ action: 'goto', status: 200 });
+    expect(o.steps[1]).toMatchObject({ action: 'extract', values: ['Open tickets'] });
+    expect(o.steps[2]).toMatchObject({ values: ['Printer on fire', 'VPN down'] });
+    const shot = o.steps[3] as {
+      artifact: string;
+      width: number;
+      height: number;
+      mediaType: string;
+    };
+    expect(shot).toMatchObject({ action: 'screenshot', mediaType: 'image/png', ...VIEWPORT });
+    const png = readFileSync(
+      join(g.dataDir, 'artifacts', shot.artifact.slice(0, 2), shot.artifact),
+    );
+    expect(png.subarray(0, 8)).toEqual(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
+    expect(pngSize(png)).toEqual(VIEWPORT);
+    expect(r.egress.map((e) => [e.host, e.port, e.allowed])).toContainEqual([
+      '127.0.0.1',
+      site.port,
+      true,
+    ]);
+    const { predicate } = await verifiedReceipt(g, r.id);
+    expect(predicate.egress).toEqual(r.egress);
+  }, 60_000);
+
+  it('refuses, at validation and with a pointer to the step, a step the descriptor does not allow', async () => {
+    const res = await g.invoke(
+      agent,
+      'browse-not-allowed',
+      call('test/browse', {
+        steps: [
+          { action: 'goto', url: `${site.origin}/` },
+          { action: 'fill', selector: '#q', value: 'x' },
+        ],
+      }),
+    );
+    expect(res.status).toBe(422);
+    expect(res.body.status).toBe('denied');
+    const violations = res.body.error?.details?.violations as {
+      pointer: string;
+      message: string;
+    }[];
+    expect(violations).toEqual([
+      {
+        pointer: '/steps/1/action',
+        message: expect.stringMatching(/^is fill, which this tool does not allow/) as unknown,
+      },
+    ]);
+    const file = await g.invoke(
+      agent,
+      'browse-file-url',
+      call('test/browse', { steps: [{ action: 'goto', url: 'file:///etc/passwd' }] }),
+    );
+    expect(file.status).toBe(422);
+    expect(JSON.stringify(file.body.error)).toContain('/steps/0/url');
+  });
+
+  it('refuses a goto to a host the allow-list does not name, and the refusal is on the record', async () => {
+    const r = await browse('test/browse', [
+      { action: 'goto', url: `http://127.0.0.1:${site.otherPort}/secret` },
+      { action: 'extract', selector: 'body' },
+    ]);
+    expect(r.status).toBe('failed');
+    expect(r.error?.code).toBe('EGRESS_REFUSED');
+    expect(JSON.stringify(r.output)).not.toContain('the-unlisted-secret');
+    // Chromium's own calls home (sign-in, updates) meet the same refusal; only loopback matters here.
+    const loopback = r.egress.filter((e) => e.host === '127.0.0.1');
+    expect(loopback.length).toBeGreaterThan(0);
+    for (const e of loopback) {
+      expect([e.port, e.allowed]).toEqual([site.otherPort, false]);
+      expect(e.reason).toMatch(/egress allow-list/);
+    }
+    const { predicate } = await verifiedReceipt(g, r.id);
+    expect(predicate.egress).toEqual(r.egress);
+  }, 60_000);
+
+  it('gets nothing from a file:// link or from a fetch to an unlisted loopback port', async () => {
+    const r = await browse('test/browse', [
+      { action: 'goto', url: `${site.origin}/` },
+      { action: 'click', selector: '#passwd' },
+      { action: 'extract', selector: 'body' },
+      { action: 'goto', url: `${site.origin}/peek` },
+      { action: 'waitFor', selector: '#out:not(:has-text("waiting"))' },
+      { action: 'extract', selector: '#out' },
+    ]);
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const text = JSON.stringify(r.output);
+    expect(text).not.toMatch(/root:x:0:0/);
+    expect(text).not.toContain('the-unlisted-secret');
+    const o = out(r);
+    expect(o.steps[2]).toMatchObject({ values: [expect.stringContaining('Open tickets')] });
+    expect(o.steps[5]).toMatchObject({ values: ['blocked'] });
+    expect(o.url).toBe(`${site.origin}/peek`);
+    const refused = r.egress.filter((e) => e.host === '127.0.0.1' && !e.allowed);
+    expect(new Set(refused.map((e) => e.port))).toEqual(new Set([site.otherPort]));
+  }, 60_000);
+
+  it('types a brokered password into the login form: the site gets it; record, receipt, audit log and artifacts never show it', async () => {
+    const r = await browse('test/login', [
+      { action: 'goto', url: `${site.origin}/login` },
+      { action: 'fill', selector: '#user', value: 'alice' },
+      { action: 'fill', selector: '#password', secret: 'portal-password' },
+      { action: 'screenshot' },
+      { action: 'click', selector: '#go' },
+      { action: 'waitFor', selector: '#hello' },
+      { action: 'extract', selector: '#hello' },
+    ]);
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    expect(site.logins).toContainEqual({ user: 'alice', password: PASSWORD });
+    expect(out(r).steps[6]).toMatchObject({ values: ['Welcome alice'] });
+    expect(out(r).steps[2]).toEqual({
+      action: 'fill',
+      selector: '#password',
+      secret: 'portal-password',
+    });
+    expect(JSON.stringify(r)).not.toContain(PASSWORD);
+    const { envelope } = await verifiedReceipt(g, r.id);
+    expect(JSON.stringify(envelope)).not.toContain(PASSWORD);
+    const payload = Buffer.from((envelope as { payload: string }).payload, 'base64').toString();
+    expect(payload).not.toContain(PASSWORD);
+    expect(auditText(g)).not.toContain(PASSWORD);
+    for (const file of filesUnder(join(g.dataDir, 'artifacts')))
+      expect(readFileSync(file).includes(PASSWORD), file).toBe(false);
+    // A secret goes only into a password field, where every screenshot shows it masked.
+    const plain = await browse('test/login', [
+      { action: 'goto', url: `${site.origin}/login` },
+      { action: 'fill', selector: '#user', secret: 'portal-password' },
+    ]);
+    expect(plain.status).toBe('uncertain');
+    expect(plain.error?.message).toMatch(/not a password field/);
+    expect(JSON.stringify(plain)).not.toContain(PASSWORD);
+  }, 90_000);
+
+  it('kills a page that allocates memory without end at the lease memory limit', async () => {
+    const r = await browse('test/hog', [
+      { action: 'goto', url: `${site.origin}/hog` },
+      { action: 'waitFor', selector: '#never' },
+    ]);
+    expect(r.status).toBe('failed');
+    expect(r.error?.code).toBe('LIMIT_MEMORY');
+    expect(r.error?.message).toMatch(/memory limit/);
+  }, 90_000);
+
+  it('leaves no Chromium process and no cgroup of its leases behind', () => {
+    expect(processesMatching('/usr/lib/chromium/chromium')).toEqual([]);
+    // The browser calls' leases (the demo's MCP servers hold leases of their own while connected).
+    const leases = (
+      g.gateway.db.raw.prepare('SELECT id, holder FROM leases').all() as {
+        id: string;
+        holder: string;
+      }[]
+    ).filter((l) => l.holder.startsWith('invocation/'));
+    expect(leases.length).toBeGreaterThanOrEqual(6);
+    for (const { id, holder } of leases) expect(cgroupDirsNamed(id), holder).toEqual([]);
+  });
+});
+
+/** Every file under a directory, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
+}
