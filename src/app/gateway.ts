@@ -341,6 +341,7 @@ export class Gateway {
           auditLog,
           auditWriter: { clock, append: (records) => auditLog.append(records) },
           secrets: execution.secrets,
+          artifacts,
           mcp,
           events: storage.outbox,
           metrics,

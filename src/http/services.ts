@@ -39,6 +39,11 @@ export interface GatewayServices {
   metrics: GatewayMetrics;
   /** Null when sandboxed tools can run, else why not (shown by /readyz). */
   sandbox: () => string | null;
+  /**
+   * The artifact store, read for the screenshots a browser tool took (the MCP endpoint answers
+   * them as image content); absent in tests that do not need it.
+   */
+  artifacts?: { get(sha256: string): Promise<Buffer | undefined> };
   /** Upstream MCP servers; absent in tests that do not need them. */
   mcp?: McpService;
   /**

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { pngSize } from '../../src/executors/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 import {
   auditText,
@@ -38,7 +39,7 @@ const unavailable = skipWithout('Chromium (Debian package chromium)', missingChr
 describe.skipIf(unavailable)('browser tools through the gateway', () => {
   beforeAll(async () => {
     site = await startTestSite();
-    g = await startDemoGateway();
+    g = await startDemoGateway({ listen: true });
     const put = await g.inject('PUT', '/v1/secrets/portal-password', {
       token: g.tokens.admin,
       body: { value: PASSWORD, scopes: ['test'] },
@@ -240,6 +241,31 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect(r.error?.message).toMatch(/memory limit/);
   }, 90_000);
 
+  it('answers an MCP client with the screenshot as an image content block', async () => {
+    const { client } = await connectMcp(`${g.url!}/mcp`, agent);
+    try {
+      const result = await client.callTool({
+        name: 'test_browse__1_0_0',
+        arguments: {
+          steps: [{ action: 'goto', url: `${site.origin}/` }, { action: 'screenshot' }],
+        },
+        _meta: { 'gatehouse/idempotencyKey': 'browse-mcp-1' },
+      });
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+      const content = result.content as { type: string; data?: string; mimeType?: string }[];
+      expect(content.map((c) => c.type)).toEqual(['text', 'image']);
+      expect(content[1]!.mimeType).toBe('image/png');
+      const png = Buffer.from(content[1]!.data!, 'base64');
+      expect(pngSize(png)).toEqual(VIEWPORT);
+      const shot = (result.structuredContent as BrowserOutput).steps[1] as {
+        artifact: string;
+      };
+      expect(createHash('sha256').update(png).digest('hex')).toBe(shot.artifact);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
   it('leaves no Chromium process and no cgroup of its leases behind', () => {
     expect(processesMatching('/usr/lib/chromium/chromium')).toEqual([]);
     // The browser calls' leases (the demo's MCP servers hold leases of their own while connected).
@@ -249,7 +275,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
         holder: string;
       }[]
     ).filter((l) => l.holder.startsWith('invocation/'));
-    expect(leases.length).toBeGreaterThanOrEqual(6);
+    expect(leases.length).toBeGreaterThanOrEqual(7);
     for (const { id, holder } of leases) expect(cgroupDirsNamed(id), holder).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { toProtocolError } from './errors.js';
 import { RefusalType, boundedText, recordRefusal, sessionDigest } from './refusals.js';
 import { MetaKey, recordResult, refusalResult } from './results.js';
 import { registerPassThrough } from './upstreams.js';
+import { addScreenshots } from './screenshot-blocks.js';
 import { IDEMPOTENCY_KEY } from '../request-parsing.js';
 import type { GatewayServices } from '../services.js';
 import { callerSpanContext } from '../trace-context.js';
@@ -134,7 +135,9 @@ export function createSessionServer(options: SessionServerOptions): Server {
         ...(approvalId !== undefined ? { approvalId } : {}),
         telemetry: telemetryOf(options.log, meta),
       });
-      return project(server, recordResult(record, extra));
+      const result = recordResult(record, extra);
+      if (s.artifacts) await addScreenshots(result, record, s.registry, s.artifacts);
+      return project(server, result);
     } catch (err) {
       if (err instanceof GatehouseError) return project(server, refusalResult(err, extra));
       throw toProtocolError(err);
