@@ -71,6 +71,14 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
         { allowedActions: ['goto', 'waitFor'] },
         { sandbox: { memoryMb: 512, pids: 1024, egress } },
       ),
+      browserTool(
+        'test/hog-write',
+        { allowedActions: ['goto', 'waitFor'] },
+        {
+          sideEffect: { class: 'workspace-write' },
+          sandbox: { memoryMb: 512, pids: 1024, egress },
+        },
+      ),
     ]);
   }, 60_000);
 
@@ -241,6 +249,16 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect(r.error?.message).toMatch(/memory limit/);
   }, 90_000);
 
+  it('ends a call that can change things uncertain when its browser dies after a page loaded', async () => {
+    const r = await browse('test/hog-write', [
+      { action: 'goto', url: `${site.origin}/hog` },
+      { action: 'waitFor', selector: '#never' },
+    ]);
+    expect(r.status).toBe('uncertain');
+    expect(r.error?.message).toMatch(/memory limit/);
+    expect((r.output as BrowserOutput).failed).toMatchObject({ index: 1, code: 'LIMIT_MEMORY' });
+  }, 90_000);
+
   it('answers an MCP client with the screenshot as an image content block', async () => {
     const { client } = await connectMcp(`${g.url!}/mcp`, agent);
     try {
@@ -275,7 +293,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
         holder: string;
       }[]
     ).filter((l) => l.holder.startsWith('invocation/'));
-    expect(leases.length).toBeGreaterThanOrEqual(7);
+    expect(leases.length).toBeGreaterThanOrEqual(8);
     for (const { id, holder } of leases) expect(cgroupDirsNamed(id), holder).toEqual([]);
   });
 });
