@@ -7,6 +7,7 @@ import { defaultTenantPolicy } from '../policy/index.js';
 import { demoAgentEvent, demoToolEvents } from './demo-tools.js';
 import { seedDemoMcp } from './demo-mcp.js';
 import { seedDemoTicketTools } from './demo-ticket-tools.js';
+import { seedDemoBrowserTools } from './demo-browser-tools.js';
 import type { DemoTicketService } from './demo-ticket-service.js';
 import type { Gateway } from './gateway.js';
 
@@ -60,11 +61,16 @@ export async function seedDemo(g: Gateway, tickets: DemoTicketService): Promise<
   }
   await g.registry.applyEvents('acme', demoToolEvents, actor);
   const ticketTools = await seedDemoTicketTools(g, tickets, actor);
+  const browserTools = await seedDemoBrowserTools(g, actor);
   const mcpTools = g.registry.agentRelease('acme', 'demo-agent', '1.0.0')
     ? []
     : await seedDemoMcp(g, actor);
   if (!g.registry.agentRelease('acme', 'demo-agent', '1.0.0')) {
-    await g.registry.applyEvents('acme', [demoAgentEvent([...ticketTools, ...mcpTools])], actor);
+    await g.registry.applyEvents(
+      'acme',
+      [demoAgentEvent([...ticketTools, ...browserTools, ...mcpTools])],
+      actor,
+    );
   }
   const file = join(g.config.dataDir, 'demo-tokens.json');
   if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as DemoTokens;

@@ -1,0 +1,71 @@
+import type { Gateway } from './gateway.js';
+
+const TENANT = 'acme';
+
+/**
+ * `demo/browse@1.0.0`: a `read` browser tool that may only go to pages, read them and take
+ * screenshots. Its lease's egress is the gateway's allow-list, which holds the demo ticket
+ * service, so it browses the ticket board (`http://127.0.0.1:PORT/`) and nothing else local.
+ */
+export const demoBrowse = {
+  id: 'demo/browse',
+  version: '1.0.0',
+  kind: 'browser',
+  title: 'Browse',
+  description:
+    'Opens pages in a sandboxed Chromium and reads them: steps goto {url}, extract {selector, attribute?}, screenshot {fullPage?}. Answers each step, the final URL and title; screenshots as PNG.',
+  inputSchema: {
+    type: 'object',
+    required: ['steps'],
+    additionalProperties: false,
+    properties: {
+      steps: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 20,
+        items: {
+          type: 'object',
+          required: ['action'],
+          properties: {
+            action: { enum: ['goto', 'extract', 'screenshot'] },
+            url: { type: 'string', format: 'uri' },
+            selector: { type: 'string' },
+            attribute: { type: 'string' },
+            fullPage: { type: 'boolean' },
+          },
+        },
+      },
+    },
+  },
+  sideEffect: { class: 'read' },
+  execution: {
+    allowedActions: ['goto', 'extract', 'screenshot'],
+    viewport: { width: 1280, height: 800 },
+    maxSteps: 20,
+  },
+  // Chromium runs many threads (cgroup v1 counts each toward pids) and wants more than a shell.
+  sandbox: { memoryMb: 1024, pids: 1024 },
+  timeoutMs: 60_000,
+};
+
+/**
+ * Publishes `demo/browse@1.0.0` (browser descriptors validate on every gateway; without a sandbox
+ * their calls fail before any effect). Safe to repeat.
+ * @returns the tools, for the demo agent's closure
+ */
+export async function seedDemoBrowserTools(
+  g: Gateway,
+  actor: string,
+): Promise<{ id: string; version: string }[]> {
+  const ref = { id: demoBrowse.id, version: demoBrowse.version };
+  if (!g.registry.tool(TENANT, ref.id, ref.version)) {
+    const data = { assetId: ref.id, version: ref.version, descriptor: demoBrowse };
+    const event = { id: `demo:${ref.id}@${ref.version}`, type: 'AssetReleasePublished', data };
+    await g.registry.applyEvents(
+      TENANT,
+      [{ ...event, data: { ...data, inFlightPolicy: 'finish' } }],
+      actor,
+    );
+  }
+  return [ref];
+}
