@@ -72,6 +72,15 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
         { sandbox: { memoryMb: 512, pids: 1024, egress } },
       ),
       browserTool(
+        'test/slow-write',
+        { allowedActions: ['goto', 'waitFor'] },
+        {
+          sideEffect: { class: 'workspace-write' },
+          sandbox: { ...BROWSER_SANDBOX, egress },
+          timeoutMs: 15_000,
+        },
+      ),
+      browserTool(
         'test/hog-write',
         { allowedActions: ['goto', 'waitFor'] },
         {
@@ -259,6 +268,19 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect((r.output as BrowserOutput).failed).toMatchObject({ index: 1, code: 'LIMIT_MEMORY' });
   }, 90_000);
 
+  it('ends a call that can change things uncertain when it times out after a page loaded', async () => {
+    const r = await browse('test/slow-write', [
+      { action: 'goto', url: `${site.origin}/` },
+      { action: 'waitFor', selector: '#never' },
+    ]);
+    expect(r.status).toBe('uncertain');
+    expect(r.error?.message).toMatch(/timed out after 15000 ms/);
+    expect((r.output as BrowserOutput).failed).toMatchObject({ index: 1, code: 'TIMEOUT' });
+    expect((r.output as BrowserOutput).steps).toEqual([
+      { action: 'goto', url: `${site.origin}/`, status: 200 },
+    ]);
+  }, 60_000);
+
   it('answers an MCP client with the screenshot as an image content block', async () => {
     const { client } = await connectMcp(`${g.url!}/mcp`, agent);
     try {
@@ -293,7 +315,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
         holder: string;
       }[]
     ).filter((l) => l.holder.startsWith('invocation/'));
-    expect(leases.length).toBeGreaterThanOrEqual(8);
+    expect(leases.length).toBeGreaterThanOrEqual(9);
     for (const { id, holder } of leases) expect(cgroupDirsNamed(id), holder).toEqual([]);
   });
 });

@@ -85,7 +85,7 @@ export class BrowserExecutor implements Executor {
             }),
           );
         } catch (err) {
-          return await stopped(req, session, results, index, step, err);
+          return await stopped(req, session, results, index, step, err, deadline);
         }
       }
       return { status: 'observed', output: await finalOutput(session, results) };
@@ -128,22 +128,29 @@ async function stopped(
   index: number,
   step: BrowserStep,
   err: unknown,
+  deadline: number,
 ): Promise<ExecutionReport> {
   const limit = session.usage().limitHit;
+  // A step that waited until the call's time was spent is the call's timeout, not the step's fault.
+  const outOfTime =
+    !req.signal.aborted && (err as Error)?.name === 'TimeoutError' && Date.now() >= deadline - 50;
   const code = req.signal.aborted
     ? abortCode(req.signal)
-    : limit !== null
-      ? `LIMIT_${limit.toUpperCase()}`
-      : err instanceof StepRefused
-        ? err.code
-        : 'STEP_FAILED';
-  const why = req.signal.aborted
-    ? code === 'TIMEOUT'
-      ? `the call timed out after ${req.timeoutMs} ms`
-      : `the call was aborted (${code})`
-    : limit !== null
-      ? `the browser hit the lease's ${limit} limit (${gist(err)})`
-      : gist(err);
+    : outOfTime
+      ? 'TIMEOUT'
+      : limit !== null
+        ? `LIMIT_${limit.toUpperCase()}`
+        : err instanceof StepRefused
+          ? err.code
+          : 'STEP_FAILED';
+  const why =
+    req.signal.aborted || outOfTime
+      ? code === 'TIMEOUT'
+        ? `the call timed out after ${req.timeoutMs} ms`
+        : `the call was aborted (${code})`
+      : limit !== null
+        ? `the browser hit the lease's ${limit} limit (${gist(err)})`
+        : gist(err);
   const loaded =
     results.some((r) => r.action === 'goto') ||
     (step.action === 'goto' &&
