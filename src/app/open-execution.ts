@@ -1,4 +1,4 @@
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { ExecutionCapacity, Reaper } from '../capacity/index.js';
@@ -111,7 +111,12 @@ export async function openExecution(options: {
     },
   });
   executors.set('shell', new ShellExecutor(sandbox));
-  executors.set('browser', new BrowserExecutor(sandbox));
+  // Browser calls' launchers and Chromium policies: this gateway's alone, so what a crash left goes.
+  const browserScratch = join(sc.root, 'browser');
+  await rm(browserScratch, { recursive: true, force: true });
+  await mkdir(browserScratch, { mode: 0o711 });
+  await chmod(browserScratch, 0o711);
+  executors.set('browser', new BrowserExecutor(sandbox, browserScratch));
   const mcpSandbox = new McpSandbox({
     sandbox,
     capacity,

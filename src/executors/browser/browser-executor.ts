@@ -28,8 +28,16 @@ const CLOSE_MARGIN_MS = 1000;
 export class BrowserExecutor implements Executor {
   readonly lease: LeaseNeed = { kind: 'sandbox' };
 
-  /** Without a sandbox (this machine cannot run one) descriptors validate but calls fail before effect. */
-  constructor(private readonly sandbox?: ConfiningSandbox) {}
+  /**
+   * Without a sandbox (this machine cannot run one) descriptors validate but calls fail before
+   * effect. `scratch` is a directory of this gateway's for each call's launcher and Chromium
+   * policy, which the sandbox user can pass through (mode 0711); the gateway empties it at start,
+   * so a crash leaves nothing there for long. Default: the system's temporary directory.
+   */
+  constructor(
+    private readonly sandbox?: ConfiningSandbox,
+    private readonly scratch?: string,
+  ) {}
 
   check(d: ToolDescriptor): string | null {
     return browserExecutionProblem(d);
@@ -65,6 +73,7 @@ export class BrowserExecutor implements Executor {
         lease,
         viewport: viewportOf(req.descriptor),
         timeoutMs: left(),
+        ...(this.scratch === undefined ? {} : { scratch: this.scratch }),
       });
     } catch (err) {
       return notRun('BROWSER_START', `the browser did not start: ${gist(err)}`);

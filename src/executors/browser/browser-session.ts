@@ -75,8 +75,11 @@ export async function openBrowserSession(o: {
   lease: ExecutionLease;
   viewport: { width: number; height: number };
   timeoutMs: number;
+  /** Where the per-call launcher and policy go (default the system's temporary directory). */
+  scratch?: string;
 }): Promise<BrowserSession> {
-  const policy = await mkdtemp(join(tmpdir(), 'gatehouse-browser-policy-'));
+  const scratch = o.scratch ?? tmpdir();
+  const policy = await mkdtemp(join(scratch, 'policy-'));
   let command: ConfinedCommand | null = null;
   let context: BrowserContext | null = null;
   let closing: Promise<void> | null = null;
@@ -102,7 +105,7 @@ export async function openBrowserSession(o: {
       limits: o.lease.limits,
       egressSocket: o.lease.egressSocket,
     });
-    const launcher = await writeChromiumLauncher(command);
+    const launcher = await writeChromiumLauncher(command, scratch);
     try {
       context = await chromium.launchPersistentContext(launcher.hostProfile, {
         executablePath: launcher.path,

@@ -49,10 +49,13 @@ export interface ChromiumLauncher {
  * as 3 and bubblewrap's options as 4 (as the confined command expects), drops to the sandbox user
  * when the command says so, and execs the confined command with Playwright's arguments appended
  * (they reach the shell inside). The files sit in a fresh directory only the gateway's user can
- * read, since the options hold the environment.
+ * read, since the options hold the environment; under `scratch` (the gateway's, emptied at start).
  */
-export async function writeChromiumLauncher(command: ConfinedCommand): Promise<ChromiumLauncher> {
-  const dir = await mkdtemp(join(tmpdir(), 'gatehouse-browser-'));
+export async function writeChromiumLauncher(
+  command: ConfinedCommand,
+  scratch: string = tmpdir(),
+): Promise<ChromiumLauncher> {
+  const dir = await mkdtemp(join(scratch, 'launch-'));
   const remove = (): Promise<void> => rm(dir, { recursive: true, force: true });
   try {
     await chmod(dir, 0o700);
