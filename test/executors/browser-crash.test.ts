@@ -18,7 +18,7 @@ const { start, tempDir } = useServers();
 describe.skipIf(unavailable)('a Gatehouse killed with SIGKILL while a browser call runs', () => {
   it('leaves no Chromium process, cgroup or workspace of its lease after restart', async () => {
     const dir = tempDir('gatehouse-browser-crash-');
-    const first = await start(dir);
+    const first = await start(dir, 60_000);
     const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
     const board = `http://127.0.0.1:${(JSON.parse(readFileSync(join(dir, 'demo-tickets.json'), 'utf8')) as { port: number }).port}/`;
     const before = new Set(processesMatching(CHROMIUM).map((p) => p.pid));
@@ -49,14 +49,14 @@ describe.skipIf(unavailable)('a Gatehouse killed with SIGKILL while a browser ca
     await first.kill('SIGKILL');
     await expect(pending).rejects.toThrow();
 
-    const second = await start(dir);
+    const second = await start(dir, 60_000);
     expect(oldRun.filter(alive)).toEqual([]);
     expect(ours()).toEqual([]);
     expect(cgroupDirsNamed(leaseId)).toEqual([]);
     expect(workspaces.filter((w) => existsSync(w))).toEqual([]);
     await second.kill('SIGTERM');
     expect(invocationLeases(dir).map((l) => [l.id, l.status])).toEqual([[leaseId, 'reaped']]);
-  }, 120_000);
+  }, 180_000);
 });
 
 /** The leases of invocations in a gateway's database (read-only, beside a running gateway). */
