@@ -219,6 +219,10 @@ export class SandboxLeases {
   /** A new lease with its workspace: a worktree when the descriptor names one, else a fresh dir. */
   private async acquireWithWorkspace(ask: LeaseAsk, holder: string, ttlMs: number): Promise<Lease> {
     const lease = await this.acquire(ask, holder, ttlMs);
+    // In use from the grant on: a reaper pass while the workspace is made (before the call
+    // attaches) would otherwise find a lease whose invocation is not stored yet, take it for
+    // done, and remove the workspace under the call ("bwrap: Can't find source path").
+    this.inUse.add(lease.id);
     try {
       const w = ask.needs.worktree;
       const ws = w
@@ -227,6 +231,7 @@ export class SandboxLeases {
       lease.readOnlyMounts.push(...ws.readOnlyMounts);
       return lease;
     } catch (err) {
+      this.inUse.delete(lease.id);
       await this.options.capacity.release(lease, 'its workspace could not be made');
       throw err;
     }
