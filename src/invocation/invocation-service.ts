@@ -276,6 +276,7 @@ export class InvocationService {
       redactor: patternRedactor(),
       markQueued: () => Promise.resolve(),
       cleanup: [],
+      pendingAudit: [],
       captures: [],
       egress: [],
       savedTrace: record.trace.length,

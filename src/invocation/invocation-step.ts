@@ -1,4 +1,4 @@
-import type { EventType } from '../core/index.js';
+import type { AuditRecordDraft, EventType } from '../core/index.js';
 import { signReceipt } from '../audit/index.js';
 import type { Signer } from '../audit/index.js';
 import { invocationAudit, invocationEvent } from './invocation-ledger.js';
@@ -16,8 +16,10 @@ export interface StepParts {
   at: string;
   /** Who caused it: the calling principal, an operator, or `system`. */
   actor: string;
-  /** Its one audit record: `type` (e.g. `invocation.observed`) and data. */
+  /** Its own audit record: `type` (e.g. `invocation.observed`) and data. */
   audit: { type: string; data: Record<string, unknown> };
+  /** Audit records of the call's parts (credential leases) written first, in the same commit. */
+  before?: readonly AuditRecordDraft[];
   /** The outbox events it publishes, in order. */
   events: readonly { type: EventType; data: Record<string, unknown> }[];
   /** Signs a receipt over the record and the audit record's position; set when the step decides or changes the outcome. */
@@ -35,7 +37,10 @@ export function invocationStep(p: StepParts): InvocationStep {
   const step: InvocationStep = {
     record,
     ledger: {
-      audit: [invocationAudit(record, p.audit.type, at, p.actor, p.audit.data)],
+      audit: [
+        ...(p.before ?? []),
+        invocationAudit(record, p.audit.type, at, p.actor, p.audit.data),
+      ],
       events: p.events.map((e) => invocationEvent(record, e.type, at, e.data)),
     },
   };

@@ -1,4 +1,4 @@
-import type { Environment, SideEffectClass } from '../core/index.js';
+import type { AuditRecordDraft, Environment, SideEffectClass } from '../core/index.js';
 import type { Approval } from '../approvals/index.js';
 import type { IssuedCredentials, Redactor } from '../secrets/index.js';
 import type { HeldLease } from './sandbox-leases.js';
@@ -33,6 +33,11 @@ export interface PipelineContext {
   approved?: Approval;
   /** Set by the credentials stage: the issued credentials (values: never store this). */
   credentials?: IssuedCredentials;
+  /**
+   * Audit records of the call's parts (its credential leases issued) that its next save writes
+   * in the same commit, before its own record; a call with any is recorded before it executes.
+   */
+  pendingAudit: AuditRecordDraft[];
   /** Removes this call's credential values (and known secret patterns) from what is kept. */
   redactor: Redactor;
   /** Set by the sandbox stage. */

@@ -177,7 +177,9 @@ export class Pipeline {
       // never started. Only a read never recorded goes from `new` straight to its outcome.
       if (
         step.name === 'execute' &&
-        (classified(ctx).classification.effectiveClass !== 'read' || ctx.savedTrace > 0)
+        (classified(ctx).classification.effectiveClass !== 'read' ||
+          ctx.savedTrace > 0 ||
+          ctx.pendingAudit.length > 0)
       ) {
         await this.save(ctx, 'running');
       }
@@ -282,10 +284,16 @@ export class Pipeline {
     if (status === 'uncertain') event(EventType.ToolEffectUncertain, error);
     if (status === 'observed' || status === 'failed')
       event(EventType.ToolInvocationCompleted, error);
+    // The call's parts' records go first (the leases issued; when it ends, their revocation), so
+    // they share this commit; the leases end here, before the outcome is recorded.
+    const before = ctx.pendingAudit.splice(0);
+    const ended = final && ctx.credentials ? this.options.broker?.end(record.id) : undefined;
+    if (ended) before.push(ended);
     const step = invocationStep({
       record,
       at,
       actor: record.principal,
+      before,
       audit: {
         type: `invocation.${status}`,
         data: {

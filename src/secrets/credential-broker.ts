@@ -1,5 +1,5 @@
 import { ErrorCode, GatehouseError, isGatehouseError, isoTime } from '../core/index.js';
-import type { Clock, IdGenerator } from '../core/index.js';
+import type { AuditRecordDraft, Clock, IdGenerator } from '../core/index.js';
 import {
   credentialNeedProblems,
   credentialNeedSentences,
@@ -101,6 +101,97 @@ export class CredentialBroker {
     needs: readonly CredentialNeed[],
     ttlMs: number,
   ): Promise<IssuedCredentials> {
+    const { issued, audit, leases } = await this.grant(tenant, invocationId, needs, ttlMs);
+    if (!audit) return issued;
+    try {
+      await this.store.appendAudit([audit]);
+    } catch (cause) {
+      this.forget(invocationId, leases);
+      throw new GatehouseError(
+        ErrorCode.CREDENTIAL_UNAVAILABLE,
+        `Credentials for invocation ${invocationId} were not issued: their audit record could not be written.`,
+        { details: { invocationId, reason: 'audit-failed' }, cause },
+      );
+    }
+    if (!this.live.has(invocationId)) throw leaseEnded(invocationId, 'were revoked meanwhile');
+    return issued;
+  }
+
+  /**
+   * Issues like {@link issue} but hands the `credential.issued` audit record to the caller, who
+   * writes it in the same commit as the call's next step, before any effect (the invocation
+   * pipeline: one commit instead of two). If that commit fails, the caller must {@link revoke}.
+   * @throws as {@link issue}, except for the audit write, which is the caller's.
+   */
+  async issueRecorded(
+    tenant: string,
+    invocationId: string,
+    needs: readonly CredentialNeed[],
+    ttlMs: number,
+  ): Promise<{ issued: IssuedCredentials; audit?: AuditRecordDraft }> {
+    const { issued, audit } = await this.grant(tenant, invocationId, needs, ttlMs);
+    return audit ? { issued, audit } : { issued };
+  }
+
+  /**
+   * Ends every lease of an invocation, and records that (with `reason`) when it had any. Safe to
+   * repeat. The leases end even if the audit write then fails, in which case it throws that error.
+   */
+  async revoke(invocationId: string, reason = 'invocation ended'): Promise<void> {
+    const audit = this.end(invocationId, reason);
+    if (audit) await this.store.appendAudit([audit]);
+  }
+
+  /**
+   * Ends every lease of an invocation at once, like {@link revoke}, and returns the
+   * `credential.revoked` audit record (undefined when it had none) for the caller to write with
+   * its own next commit.
+   */
+  end(invocationId: string, reason = 'invocation ended'): AuditRecordDraft | undefined {
+    const entry = this.live.get(invocationId);
+    this.live.delete(invocationId);
+    this.markEnded(invocationId);
+    if (!entry) return undefined;
+    for (const l of entry.leases) this.leaseIndex.delete(l.id);
+    return {
+      tenant: entry.tenant,
+      type: 'credential.revoked',
+      subject: `invocation/${invocationId}`,
+      at: isoTime(this.clock.now()),
+      actor: 'system',
+      data: { invocationId, leases: entry.leases.map((l) => l.id), reason },
+    };
+  }
+
+  /** True while a lease is issued, not revoked and not expired. */
+  isLive(leaseId: string): boolean {
+    const invocationId = this.leaseIndex.get(leaseId);
+    const lease = invocationId
+      ? this.live.get(invocationId)?.leases.find((l) => l.id === leaseId)
+      : undefined;
+    return lease !== undefined && lease.expiresAtMs > this.clock.now();
+  }
+
+  /**
+   * Revokes (reason `expired`) every invocation with an expired lease; for the reaper. Safe to
+   * repeat. @returns the invocation ids revoked.
+   */
+  async revokeExpired(): Promise<string[]> {
+    const now = this.clock.now();
+    const expired = [...this.live]
+      .filter(([, e]) => e.leases.some((l) => l.expiresAtMs <= now))
+      .map(([id]) => id);
+    for (const id of expired) await this.revoke(id, 'expired');
+    return expired;
+  }
+
+  /** Opens, unseals and registers the leases; the `credential.issued` record is not written. */
+  private async grant(
+    tenant: string,
+    invocationId: string,
+    needs: readonly CredentialNeed[],
+    ttlMs: number,
+  ): Promise<{ issued: IssuedCredentials; audit?: AuditRecordDraft; leases: LiveLease[] }> {
     await this.refuseEnded(invocationId);
     if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
       throw new GatehouseError(
@@ -118,7 +209,7 @@ export class CredentialBroker {
       );
     }
     const issued: IssuedCredentials = { env: {}, files: [], headers: [], values: [], leases: [] };
-    if (needs.length === 0) return issued;
+    if (needs.length === 0) return { issued, leases: [] };
 
     const now = this.clock.now();
     const expiresAtMs = now + ttlMs;
@@ -146,81 +237,25 @@ export class CredentialBroker {
     entry.leases.push(...leases);
     this.live.set(invocationId, entry);
     for (const l of leases) this.leaseIndex.set(l.id, invocationId);
-    try {
-      await this.store.appendAudit([
-        {
-          tenant,
-          type: 'credential.issued',
-          subject: `invocation/${invocationId}`,
-          at: isoTime(now),
-          actor: 'system',
-          data: {
-            invocationId,
-            leases: leases.map((l, i) => ({
-              id: l.id,
-              ref: l.ref,
-              scope: l.scope,
-              version: l.version,
-              target: injectionTarget(needs[i]!.inject),
-              expiresAt: l.expiresAt,
-            })),
-          },
-        },
-      ]);
-    } catch (cause) {
-      this.forget(invocationId, leases);
-      throw new GatehouseError(
-        ErrorCode.CREDENTIAL_UNAVAILABLE,
-        `Credentials for invocation ${invocationId} were not issued: their audit record could not be written.`,
-        { details: { invocationId, reason: 'audit-failed' }, cause },
-      );
-    }
-    if (!this.live.has(invocationId)) throw leaseEnded(invocationId, 'were revoked meanwhile');
-    return issued;
-  }
-
-  /**
-   * Ends every lease of an invocation, and records that (with `reason`) when it had any. Safe to
-   * repeat. The leases end even if the audit write then fails, in which case it throws that error.
-   */
-  async revoke(invocationId: string, reason = 'invocation ended'): Promise<void> {
-    const entry = this.live.get(invocationId);
-    this.live.delete(invocationId);
-    this.markEnded(invocationId);
-    if (!entry) return;
-    for (const l of entry.leases) this.leaseIndex.delete(l.id);
-    await this.store.appendAudit([
-      {
-        tenant: entry.tenant,
-        type: 'credential.revoked',
-        subject: `invocation/${invocationId}`,
-        at: isoTime(this.clock.now()),
-        actor: 'system',
-        data: { invocationId, leases: entry.leases.map((l) => l.id), reason },
+    const audit: AuditRecordDraft = {
+      tenant,
+      type: 'credential.issued',
+      subject: `invocation/${invocationId}`,
+      at: isoTime(now),
+      actor: 'system',
+      data: {
+        invocationId,
+        leases: leases.map((l, i) => ({
+          id: l.id,
+          ref: l.ref,
+          scope: l.scope,
+          version: l.version,
+          target: injectionTarget(needs[i]!.inject),
+          expiresAt: l.expiresAt,
+        })),
       },
-    ]);
-  }
-
-  /** True while a lease is issued, not revoked and not expired. */
-  isLive(leaseId: string): boolean {
-    const invocationId = this.leaseIndex.get(leaseId);
-    const lease = invocationId
-      ? this.live.get(invocationId)?.leases.find((l) => l.id === leaseId)
-      : undefined;
-    return lease !== undefined && lease.expiresAtMs > this.clock.now();
-  }
-
-  /**
-   * Revokes (reason `expired`) every invocation with an expired lease; for the reaper. Safe to
-   * repeat. @returns the invocation ids revoked.
-   */
-  async revokeExpired(): Promise<string[]> {
-    const now = this.clock.now();
-    const expired = [...this.live]
-      .filter(([, e]) => e.leases.some((l) => l.expiresAtMs <= now))
-      .map(([id]) => id);
-    for (const id of expired) await this.revoke(id, 'expired');
-    return expired;
+    };
+    return { issued, audit, leases };
   }
 
   private async refuseEnded(invocationId: string): Promise<void> {

@@ -6,6 +6,7 @@ import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { connectMcp, text } from '../helpers/mcp-client.js';
+import { logSize, recordsSince } from '../helpers/audit-records.js';
 
 let g: DemoGateway;
 let client: Client | undefined;
@@ -52,6 +53,26 @@ describe('the demo ticket service, imported from its OpenAPI document', () => {
       token: g.tokens.agent,
     });
     expect(JSON.stringify(receipt.body)).not.toContain(apiKey);
+  });
+
+  it('writes the key lease in two commits: issued with the running record, revoked with the outcome', async () => {
+    const from = await logSize(g);
+    let commits = 0;
+    const stop = g.gateway.db.onCommit(() => commits++);
+    const res = await g.invoke(g.tokens.agent, 'list-commits', call('tickets/list-tickets', {}));
+    stop();
+    expect(res.body.status).toBe('observed');
+    const types = (await recordsSince(g, from))
+      .filter((r) => r.record.subject === `invocation/${res.body.id}`)
+      .map((r) => r.record.type);
+    // A read holding a credential is recorded before it runs, so the issue is durable before use.
+    expect(types).toEqual([
+      'credential.issued',
+      'invocation.running',
+      'credential.revoked',
+      'invocation.observed',
+    ]);
+    expect(commits).toBe(2);
   });
 
   it('creates a ticket only after a reviewer approves, with one Idempotency-Key, and the board shows it', async () => {

@@ -143,6 +143,29 @@ describe('CredentialBroker', () => {
     });
   });
 
+  it('hands the issue and end records to a caller that writes them with its own commit', async () => {
+    const needs: CredentialNeed[] = [
+      { ref: 'api-key', scope: 'api', inject: { header: 'X-Api-Key' } },
+    ];
+    const before = auditRecords().length;
+    const { issued, audit } = await broker.issueRecorded('acme', 'inv-rec', needs, 30_000);
+    expect(audit).toMatchObject({ type: 'credential.issued', subject: 'invocation/inv-rec' });
+    expect(JSON.stringify(audit)).not.toContain(API_KEY);
+    expect(broker.isLive(issued.leases[0]!.id)).toBe(true);
+    const ended = broker.end('inv-rec', 'completed');
+    expect(ended).toMatchObject({
+      type: 'credential.revoked',
+      data: { invocationId: 'inv-rec', leases: [issued.leases[0]!.id], reason: 'completed' },
+    });
+    expect(broker.isLive(issued.leases[0]!.id)).toBe(false);
+    // Nothing was written: both records are the caller's; a second end has nothing to record.
+    expect(auditRecords()).toHaveLength(before);
+    expect(broker.end('inv-rec')).toBeUndefined();
+    await expect(broker.issueRecorded('acme', 'inv-rec', needs, 30_000)).rejects.toMatchObject({
+      code: 'CREDENTIAL_LEASE_ENDED',
+    });
+  });
+
   it('revokes expired leases for the reaper, once', async () => {
     const need: CredentialNeed = {
       ref: 'github-token',

@@ -8,6 +8,9 @@ import type { StageResult } from '../stage.js';
  * Stage 6: the credential broker issues the credentials the descriptor declares, as leases
  * scoped to this invocation with a TTL no longer than its timeout, revoked when the call ends.
  * Any broker failure fails closed: the call ends `failed` before any effect, nothing spawned.
+ * The issue's audit record joins the call's next save, which comes before it executes (the
+ * pipeline records a call holding credentials `running` first); the save that decides the
+ * outcome ends the leases and writes their revocation with it.
  */
 export async function credentialsStage(
   ctx: ValidatedContext,
@@ -30,8 +33,9 @@ export async function credentialsStage(
   }
   const id = ctx.record.id;
   try {
-    const issued = await broker.issue(ctx.record.tenant, id, needs, timeoutMs);
+    const { issued, audit } = await broker.issueRecorded(ctx.record.tenant, id, needs, timeoutMs);
     ctx.credentials = issued;
+    if (audit) ctx.pendingAudit.push(audit);
     ctx.redactor = new Redactor(issued.values);
     ctx.cleanup.push(() => broker.revoke(id));
     const list = issued.leases.map((l) => `${l.ref} (${l.scope}, v${l.version})`).join(', ');
