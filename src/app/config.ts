@@ -14,6 +14,8 @@ import { loadReachConfig } from './reach-config.js';
 import type { ReachConfig, ReachFlags } from './reach-config.js';
 import { loadOAuthConfig } from './oauth-config.js';
 import type { OAuthConfig } from './oauth-config.js';
+import { loadTlsConfig } from './tls-config.js';
+import type { TlsConfig, TlsFlags } from './tls-config.js';
 import { loadTracingConfig } from './tracing-config.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -64,13 +66,16 @@ export interface GatewayConfig {
   tracing: TracingConfig | null;
   /** OAuth access tokens accepted (`GATEHOUSE_OAUTH_*`); null: Gatehouse tokens only. */
   oauth: OAuthConfig | null;
+  /** The certificate and key served directly (`GATEHOUSE_TLS_*`); null: plain HTTP. */
+  tls: TlsConfig | null;
 }
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
-export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams' | 'reach'>> & {
+export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams' | 'reach' | 'tls'>> & {
   limits?: Partial<ServerLimits>;
   streams?: Partial<StreamLimits>;
   reach?: ReachFlags;
+  tls?: TlsFlags;
 };
 
 /** Where `npm run build` puts the Studio: `dist/studio/` at the repository's root. */
@@ -124,6 +129,7 @@ export function loadConfig(
     logLevel: flags.logLevel ?? logLevel(env.GATEHOUSE_LOG_LEVEL),
     tracing: flags.tracing !== undefined ? flags.tracing : loadTracingConfig(env),
     oauth: flags.oauth !== undefined ? flags.oauth : loadOAuthConfig(env, reach),
+    tls: loadTlsConfig(flags.tls ?? {}, env),
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;

@@ -1,6 +1,7 @@
 import { AccessTokenVerifier } from '../oauth/index.js';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { ResourceLifecycle, monotonicIds, systemClock } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
@@ -25,6 +26,7 @@ import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
 import { GatewayEgress } from '../egress/index.js';
 import { McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
+import { readTls } from './tls-config.js';
 import { openExecution } from './open-execution.js';
 import { openStorage } from './open-storage.js';
 import type { Storage } from './open-storage.js';
@@ -326,6 +328,7 @@ export class Gateway {
         limits: config.limits,
         streams: config.streams,
         studio: loadStudioFiles(config.studioDir),
+        ...(config.tls ? { tls: config.tls } : {}),
         services: {
           registry,
           directory,
@@ -415,7 +418,25 @@ export class Gateway {
   async listen(): Promise<string> {
     const address = await this.server.listen({ host: this.config.host, port: this.config.port });
     this.state.to('open');
-    return address;
+    // Fastify names the scheme from its own `https` option; TLS here comes from the server factory.
+    return this.config.tls ? address.replace(/^http:/, 'https:') : address;
+  }
+
+  /**
+   * Reads the TLS certificate and key files again and serves them to new connections (a renewed
+   * certificate without a restart; `gatehouse serve` does this on SIGHUP). Open connections keep
+   * theirs. Does nothing without TLS.
+   * @throws GatehouseError INVALID_INPUT when the files cannot be read or do not make a pair; the
+   *   certificate served stays the old one.
+   */
+  reloadTls(): void {
+    const tls = this.config.tls;
+    if (!tls) return;
+    const fresh = readTls(tls.certFile, tls.keyFile);
+    (this.server.server as unknown as TlsServer).setSecureContext({
+      cert: fresh.cert,
+      key: fresh.key,
+    });
   }
 
   /**

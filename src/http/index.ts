@@ -6,7 +6,7 @@ export { HTTP_STATUS_OF, errorBody, invocationStatusCode } from './error-status.
 export type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 export { JSONRPC_CODE_OF } from './mcp-endpoint/errors.js';
 export { DEFAULT_SERVER_LIMITS } from './server-limits.js';
-export type { ServerLimits } from './server-limits.js';
+export type { ServerLimits, ServerTls } from './server-limits.js';
 export { DEFAULT_STREAM_LIMITS } from './event-stream-limits.js';
 export type { StreamLimits } from './event-stream-limits.js';
 export { loadStudioFiles } from './studio-files.js';

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { DEFAULT_MAX_JSON_DEPTH } from '../core/index.js';
@@ -40,8 +41,14 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   sendTimeoutMs: 30_000,
 };
 
+/** A certificate chain and its private key (PEM) the server presents. */
+export interface ServerTls {
+  cert: Buffer;
+  key: Buffer;
+}
+
 /**
- * A Fastify `serverFactory` that makes Node HTTP servers with these limits (every server Fastify
+ * A Fastify `serverFactory` that makes Node HTTP (or, given `tls`, HTTPS) servers with these limits (every server Fastify
  * makes, including the second one it opens for `localhost`). Node checks the header and request
  * timers at `connectionsCheckingInterval`; it is set to a fraction of the shorter one so a stalled
  * client is cut close to its deadline rather than up to 30 s late.
@@ -49,21 +56,23 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
 export function limitedServerFactory(
   limits: ServerLimits,
   onDrop?: () => void,
+  tls?: ServerTls,
 ): (handler: RequestListener<typeof IncomingMessage, typeof ServerResponse>) => Server {
   const headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs || Infinity);
   const shortest = Math.min(headersTimeout || Infinity, limits.requestTimeoutMs || Infinity);
   return (handler) => {
-    const server = createServer(
-      {
-        headersTimeout,
-        requestTimeout: limits.requestTimeoutMs,
-        keepAliveTimeout: limits.keepAliveTimeoutMs,
-        connectionsCheckingInterval: Number.isFinite(shortest)
-          ? Math.max(250, Math.min(30_000, Math.floor(shortest / 4)))
-          : 30_000,
-      },
-      handler,
-    );
+    const options = {
+      headersTimeout,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Number.isFinite(shortest)
+        ? Math.max(250, Math.min(30_000, Math.floor(shortest / 4)))
+        : 30_000,
+    };
+    // An HTTPS server is an HTTP server over TLS: the same limits, the same handler.
+    const server: Server = tls
+      ? createTlsServer({ ...options, cert: tls.cert, key: tls.key }, handler)
+      : createServer(options, handler);
     server.maxConnections = limits.maxConnections;
     if (onDrop) server.on('drop', onDrop);
     if (limits.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = limits.maxRequestsPerSocket;

@@ -34,7 +34,7 @@ import { EventStreamHub } from './event-stream-hub.js';
 import { DEFAULT_STREAM_LIMITS } from './event-stream-limits.js';
 import type { StreamLimits } from './event-stream-limits.js';
 import { DEFAULT_SERVER_LIMITS, SendWatch, limitedServerFactory } from './server-limits.js';
-import type { ServerLimits } from './server-limits.js';
+import type { ServerLimits, ServerTls } from './server-limits.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { studioRoutes } from './routes/studio-routes.js';
 import { hasSessionCookie, sessionPrincipal } from './session-auth.js';
@@ -71,6 +71,8 @@ export interface ServerOptions {
   streams?: Partial<StreamLimits>;
   /** The built Studio served at `/studio` (`loadStudioFiles`); null answers 503 "not built". */
   studio?: StudioFiles | null;
+  /** Serve HTTPS with this certificate chain and key (PEM); absent: plain HTTP. */
+  tls?: ServerTls;
 }
 
 const REGISTERED = new WeakMap<FastifyInstance, readonly { method: string; url: string }[]>();
@@ -98,7 +100,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     trustProxy: o.trustedProxies?.length ? [...o.trustedProxies] : false,
     return503OnClosing: true,
     forceCloseConnections: true,
-    serverFactory: limitedServerFactory(limits, () => s.metrics.connectionDropped()),
+    serverFactory: limitedServerFactory(limits, () => s.metrics.connectionDropped(), o.tls),
     // A path Fastify's router cannot take (a bad escape, an over-long parameter) is answered in
     // our error shape like any other refusal.
     frameworkErrors: (err, _req, reply: FastifyReply) => {

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
@@ -11,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pinnedFetch } from '../../src/egress/index.js';
 import { until } from '../mcp/mcp-harness.js';
 import { skipWithout } from '../helpers/prerequisites.js';
+import { missingOpenssl, selfSignedCertificate } from '../helpers/certificates.js';
 
 function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
@@ -115,44 +115,18 @@ describe('pinnedFetch', () => {
     expect(seen).toHaveLength(2);
   });
 
-  const noOpenssl = skipWithout(
-    'openssl',
-    spawnSync('openssl', ['version']).status === 0 ? null : 'openssl version did not run',
-  );
+  const noOpenssl = skipWithout('openssl', missingOpenssl());
   it.skipIf(noOpenssl)(
     'keeps the URL name for TLS (SNI, certificate check) and Host while connecting to the pinned address',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'gatehouse-tls-'));
       try {
-        const made = spawnSync('openssl', [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-          '-days',
-          '1',
-          '-subj',
-          '/CN=upstream.test',
-          '-addext',
-          'subjectAltName=DNS:upstream.test',
-        ]);
-        expect(made.status, made.stderr.toString()).toBe(0);
-        const cert = readFileSync(join(dir, 'cert.pem'));
+        const { cert, key } = selfSignedCertificate(dir, 'DNS:upstream.test');
         const names: unknown[] = [];
-        const tls = createTlsServer(
-          { key: readFileSync(join(dir, 'key.pem')), cert },
-          (req, res) => {
-            names.push((req.socket as TLSSocket).servername);
-            res.end(req.headers.host);
-          },
-        );
+        const tls = createTlsServer({ key, cert }, (req, res) => {
+          names.push((req.socket as TLSSocket).servername);
+          res.end(req.headers.host);
+        });
         await new Promise<void>((ok) => tls.listen(0, '127.0.0.1', ok));
         const tlsPort = (tls.address() as AddressInfo).port;
         const addresses = [{ address: '127.0.0.1', family: 4 as const }];

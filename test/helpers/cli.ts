@@ -113,7 +113,7 @@ export function spawnServer(
     }, timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
-      const m = /Gatehouse listening on (http:\/\/\S+)/.exec(out);
+      const m = /Gatehouse listening on (https?:\/\/\S+)/.exec(out);
       if (m?.[1] && child.pid !== undefined) {
         clearTimeout(timer);
         resolve({ child, pid: child.pid, url: m[1], output: () => out, kill });

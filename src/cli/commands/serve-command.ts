@@ -69,6 +69,11 @@ export function serveCommand(program: Command): void {
       '--trusted-proxies <addresses>',
       'reverse proxies whose X-Forwarded-* headers are believed: IPs, CIDR ranges, loopback (GATEHOUSE_TRUSTED_PROXIES)',
     )
+    .option(
+      '--tls-cert <file>',
+      'serve HTTPS with this PEM certificate chain (with --tls-key; reloaded on SIGHUP; GATEHOUSE_TLS_CERT)',
+    )
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert (GATEHOUSE_TLS_KEY)')
     .action(
       async (opts: {
         demo?: boolean;
@@ -85,6 +90,8 @@ export function serveCommand(program: Command): void {
         allowedHosts?: string;
         allowedOrigins?: string;
         trustedProxies?: string;
+        tlsCert?: string;
+        tlsKey?: string;
       }) => {
         // Loaded here, not at the top: client commands never pay for the server's start-up.
         const { loadConfig, startGateway } = await import('../../app/index.js');
@@ -108,6 +115,10 @@ export function serveCommand(program: Command): void {
               ...(opts.allowedHosts !== undefined ? { allowedHosts: opts.allowedHosts } : {}),
               ...(opts.allowedOrigins !== undefined ? { allowedOrigins: opts.allowedOrigins } : {}),
               ...(opts.trustedProxies !== undefined ? { trustedProxies: opts.trustedProxies } : {}),
+            },
+            tls: {
+              ...(opts.tlsCert !== undefined ? { cert: opts.tlsCert } : {}),
+              ...(opts.tlsKey !== undefined ? { key: opts.tlsKey } : {}),
             },
           });
         } catch (err) {
@@ -138,6 +149,19 @@ export function serveCommand(program: Command): void {
         };
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
+        if (config.tls) {
+          // A renewed certificate is served to new connections without a restart.
+          process.on('SIGHUP', () => {
+            try {
+              gateway.reloadTls();
+              out.write(`TLS certificate reloaded from ${config.tls!.certFile}\n`);
+            } catch (err) {
+              process.stderr.write(
+                `TLS certificate not reloaded, the old one stays: ${(err as Error).message}\n`,
+              );
+            }
+          });
+        }
       },
     );
 }
