@@ -166,5 +166,11 @@ export const agentReleasePublishedSchema = {
       additionalProperties: false,
       properties: { maxClass: sideEffectClass },
     },
+    mcp: {
+      type: 'object',
+      required: ['toolNames'],
+      additionalProperties: false,
+      properties: { toolNames: { enum: ['versioned', 'upstream'] } },
+    },
   },
 } as const;

@@ -8,7 +8,7 @@ export {
 export { agentReleaseRef } from './agent-release.js';
 export { knownVersionsText } from './known-versions.js';
 export type { KnownVersion } from './known-versions.js';
-export type { AgentRelease } from './agent-release.js';
+export type { AgentRelease, McpToolNaming } from './agent-release.js';
 export { JsonSchemaValidator } from './json-schema.js';
 export type { SchemaViolation } from './json-schema.js';
 export { ReleaseEventParser } from './release-events.js';

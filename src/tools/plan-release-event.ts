@@ -146,7 +146,7 @@ export function planReleaseEvent(e: ReleaseEvent, c: PlanContext): Plan {
       };
     }
     case 'AgentReleasePublished': {
-      const { agentId, version, closure, policy } = e.data;
+      const { agentId, version, closure, policy, mcp } = e.data;
       const problems: string[] = [];
       closure.forEach((t, i) => {
         const found = c.tool(t.id, t.version);
@@ -170,7 +170,8 @@ export function planReleaseEvent(e: ReleaseEvent, c: PlanContext): Plan {
           { details: { problems } },
         );
       }
-      const release = { agentId, version, closure, policy };
+      // Absent when not set, so releases published before the field keep their digests.
+      const release = { agentId, version, closure, policy, ...(mcp ? { mcp } : {}) };
       const digest = canonicalDigest(release);
       const existing = c.release(agentId, version);
       const subject = `agent/${agentReleaseRef(release)}`;

@@ -52,6 +52,7 @@ export type ReleaseEvent =
         version: string;
         closure: AgentRelease['closure'];
         policy: { maxClass: SideEffectClass };
+        mcp?: AgentRelease['mcp'];
       };
     });
 

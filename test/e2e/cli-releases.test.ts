@@ -163,7 +163,7 @@ describe('a newly bound MCP tool, called after an agent release holds it (docs/c
     expect(g.gateway.registry.agentRelease('acme', 'demo-agent', '2.0.0')).toBeUndefined();
   });
 
-  it('--dry-run prints the event, with --remove and --max-class, and publishes nothing', async () => {
+  it('--dry-run prints the event, with --remove, --max-class and --mcp-names, and publishes nothing', async () => {
     const r = await as(g, g.tokens.admin)(
       'releases',
       'publish',
@@ -174,19 +174,33 @@ describe('a newly bound MCP tool, called after an agent release holds it (docs/c
       'demo/sleep',
       '--max-class',
       'shared-write',
+      '--mcp-names',
+      'upstream',
       '--dry-run',
     );
     expect(r.code, show(r)).toBe(0);
     const event = JSON.parse(r.stdout) as {
       type: string;
-      data: { closure: { id: string }[]; policy: unknown };
+      data: { closure: { id: string }[]; policy: unknown; mcp?: unknown };
     };
     expect(event.type).toBe('AgentReleasePublished');
     expect(event.data.closure.map((t) => t.id)).not.toContain('demo/sleep');
     const base = g.gateway.registry.agentRelease('acme', 'demo-agent', '1.0.0')!.release;
     expect(event.data.closure).toHaveLength(base.closure.length - 1);
     expect(event.data.policy).toEqual({ maxClass: 'shared-write' });
+    expect(event.data.mcp).toEqual({ toolNames: 'upstream' });
     expect(g.gateway.registry.agentRelease('acme', 'demo-agent', '3.0.0')).toBeUndefined();
+    const bad = await as(g, g.tokens.admin)(
+      'releases',
+      'publish',
+      'demo-agent@3.0.0',
+      '--from',
+      'demo-agent@1.0.0',
+      '--mcp-names',
+      'short',
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--mcp-names must be one of versioned, upstream; got "short"/);
   });
 });
 

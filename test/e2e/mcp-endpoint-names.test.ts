@@ -32,4 +32,32 @@ describe('McpToolNames', () => {
     const reversed = new McpToolNames([...refs].reverse());
     expect(refs.map((r) => reversed.nameOf(r))).toEqual(out);
   });
+
+  it('keeps upstream names where they are safe and unique, and falls back to versioned ones', () => {
+    const refs = [
+      { id: 'fs/read', version: '1.0.0', upstreamName: 'read_file' },
+      { id: 'fs/write', version: '1.0.0', upstreamName: 'write_file' },
+      // Two tools (two upstreams) that both call themselves "search": neither keeps it.
+      { id: 'web/search', version: '1.0.0', upstreamName: 'search' },
+      { id: 'docs/search', version: '2.0.0', upstreamName: 'search' },
+      { id: 'x/dotted', version: '1.0.0', upstreamName: 'has.dot' },
+      // An upstream name that is another tool's versioned name is not taken either.
+      { id: 'y/trick', version: '1.0.0', upstreamName: 'demo_echo__1_0_0' },
+      { id: 'demo/echo', version: '1.0.0' },
+    ];
+    const names = new McpToolNames(refs);
+    expect(refs.map((r) => names.nameOf(r))).toEqual([
+      'read_file',
+      'write_file',
+      'web_search__1_0_0',
+      'docs_search__2_0_0',
+      'x_dotted__1_0_0',
+      'y_trick__1_0_0',
+      'demo_echo__1_0_0',
+    ]);
+    expect(names.refOf('read_file')).toEqual({ id: 'fs/read', version: '1.0.0' });
+    expect(names.refOf('search')).toBeUndefined();
+    const reversed = new McpToolNames([...refs].reverse());
+    expect(refs.map((r) => reversed.nameOf(r))).toEqual(refs.map((r) => names.nameOf(r)));
+  });
 });

@@ -72,6 +72,59 @@ describe('the demo flow over /mcp against server-everything', () => {
   });
 });
 
+describe('a release that keeps upstream names', () => {
+  it("offers server-everything's tools under their own names, and calls them by those names", async () => {
+    const { token } = await addAgent(
+      g,
+      'upstream-names',
+      [
+        { id: 'everything/echo', version: '1.0.0' },
+        { id: 'everything/get-sum', version: '1.0.0' },
+        { id: 'demo/echo', version: '1.0.0' },
+      ],
+      'production',
+      { mcp: { toolNames: 'upstream' } },
+    );
+    const client = await connect(token);
+    const names = (await client.listTools()).tools.map((t) => t.name).sort();
+    // An upstream tool keeps its name; a tool of no upstream keeps its versioned one.
+    expect(names).toEqual(['demo_echo__1_0_0', 'echo', 'get-sum']);
+    const r = await client.callTool({ name: 'echo', arguments: { message: 'by its own name' } });
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(r.content).toEqual([{ type: 'text', text: 'Echo: by its own name' }]);
+    expect(r._meta?.['gatehouse/provenance']).toMatchObject({ tool: 'everything/echo' });
+    // The versioned name is not an alias.
+    await expect(
+      client.callTool({ name: 'everything_echo__1_0_0', arguments: { message: 'x' } }),
+    ).rejects.toThrow(/Unknown tool/);
+    const listed = await g.inject<{ releases: { mcp?: unknown }[] }>(
+      'GET',
+      '/v1/agent-releases?agent=upstream-names',
+      { token: g.tokens.admin },
+    );
+    expect(listed.body.releases[0]!.mcp).toEqual({ toolNames: 'upstream' });
+  });
+
+  it('refuses a naming it does not know, saying where', async () => {
+    const res = await g.inject<{ error: { message: string } }>('POST', '/v1/events', {
+      token: g.tokens.admin,
+      body: {
+        id: 'test:agent/bad-names@1.0.0',
+        type: 'AgentReleasePublished',
+        data: {
+          agentId: 'bad-names',
+          version: '1.0.0',
+          closure: [{ id: 'demo/echo', version: '1.0.0' }],
+          policy: { maxClass: 'read' },
+          mcp: { toolNames: 'short' },
+        },
+      },
+    });
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body)).toMatch(/\/data\/mcp\/toolNames/);
+  });
+});
+
 describe('a gated upstream tool over /mcp', () => {
   it('a shared-write binding of server-everything asks for approval, then calls upstream once', async () => {
     const bound = await g.gateway.mcp.bind('acme', serverId, 'maintainer', {

@@ -3,7 +3,7 @@ import type { DemoGateway } from './gateway-fixture.js';
 
 /**
  * Publishes an agent release of the demo tenant with `closure` (default: demo/echo only) and
- * `maxClass` (default production), and adds
+ * `maxClass` (default production), with the other release fields in `more` (e.g. `mcp`), and adds
  * an agent principal of project `web` for it; returns the principal's id and bearer token.
  */
 export async function addAgent(
@@ -11,6 +11,7 @@ export async function addAgent(
   agentId: string,
   closure = [{ id: 'demo/echo', version: '1.0.0' }],
   maxClass = 'production',
+  more: Record<string, unknown> = {},
 ): Promise<{ id: string; token: string }> {
   const published = await g.inject<{ results: { result: string; message: string }[] }>(
     'POST',
@@ -20,7 +21,7 @@ export async function addAgent(
       body: {
         id: `test:agent/${agentId}@1.0.0`,
         type: 'AgentReleasePublished',
-        data: { agentId, version: '1.0.0', closure, policy: { maxClass } },
+        data: { agentId, version: '1.0.0', closure, policy: { maxClass }, ...more },
       },
     },
   );

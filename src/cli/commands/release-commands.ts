@@ -10,6 +10,7 @@ interface ReleaseView {
   version: string;
   closure: { id: string; version: string }[];
   policy: { maxClass: string };
+  mcp?: { toolNames: string };
   digest: string;
   publishedAt: string;
 }
@@ -19,11 +20,13 @@ interface PublishOptions {
   add: string[];
   remove: string[];
   maxClass?: string;
+  mcpNames?: string;
   dryRun?: boolean;
   json?: boolean;
 }
 
 const CLASSES = ['read', 'workspace-write', 'shared-write', 'production'];
+const NAMINGS = ['versioned', 'upstream'];
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -79,7 +82,7 @@ export function releaseCommands(program: Command): void {
     if (opts.json) return print(r);
     print(
       [
-        `${r.agentId}@${r.version}  maxClass ${r.policy.maxClass}  published ${r.publishedAt}`,
+        `${r.agentId}@${r.version}  maxClass ${r.policy.maxClass}  /mcp names ${r.mcp?.toolNames ?? 'versioned'}  published ${r.publishedAt}`,
         ...r.closure.map((t) => `  ${t.id}@${t.version}`),
       ].join('\n'),
     );
@@ -107,6 +110,10 @@ export function releaseCommands(program: Command): void {
         [],
       )
       .option('--max-class <class>', `the highest class the agent may call: ${CLASSES.join(', ')}`)
+      .option(
+        '--mcp-names <naming>',
+        "how /mcp names its tools: versioned (id__version, the default) or upstream (an MCP tool keeps its server's name where unique); copied with --from",
+      )
       .option('--dry-run', 'print the event instead of publishing it'),
   ).action(async (ref: string, opts: PublishOptions) => {
     const target = splitRef(ref);
@@ -118,7 +125,12 @@ export function releaseCommands(program: Command): void {
       throw usageError(
         `--max-class must be one of ${CLASSES.join(', ')}; got ${JSON.stringify(opts.maxClass)}`,
       );
+    if (opts.mcpNames !== undefined && !NAMINGS.includes(opts.mcpNames))
+      throw usageError(
+        `--mcp-names must be one of ${NAMINGS.join(', ')}; got ${JSON.stringify(opts.mcpNames)}`,
+      );
     const base = opts.from === undefined ? undefined : await findRelease(opts.from);
+    const toolNames = opts.mcpNames ?? base?.mcp?.toolNames;
     const maxClass = opts.maxClass ?? base?.policy.maxClass;
     if (maxClass === undefined)
       throw usageError('give --max-class, or --from a release to copy it from');
@@ -142,7 +154,13 @@ export function releaseCommands(program: Command): void {
     }
     if (closure.length === 0)
       throw usageError('the release would hold no tools: --add one, or start --from a release');
-    const data = { agentId: target.id, version: target.version, closure, policy: { maxClass } };
+    const data = {
+      agentId: target.id,
+      version: target.version,
+      closure,
+      policy: { maxClass },
+      ...(toolNames !== undefined && toolNames !== 'versioned' ? { mcp: { toolNames } } : {}),
+    };
     // Named by its content: the same command run twice is one event (a duplicate, not a conflict).
     const { createHash } = await import('node:crypto');
     const digest = createHash('sha256').update(JSON.stringify(data)).digest('hex').slice(0, 16);

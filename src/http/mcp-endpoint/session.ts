@@ -5,6 +5,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../tenancy/index.js';
 import { derivedKey } from './call-key.js';
 import { McpToolNames } from './names.js';
+import type { ToolRef } from './names.js';
 import { toProtocolError } from './errors.js';
 import { RefusalType, boundedText, recordRefusal, sessionDigest } from './refusals.js';
 import { MetaKey, recordResult, refusalResult } from './results.js';
@@ -46,11 +47,16 @@ export function createSessionServer(options: SessionServerOptions): Server {
         'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else only a retry of the same JSON-RPC request, same session and id, is answered from its record; any other call runs anew); after an approval, repeat the call with _meta "gatehouse/approvalId".',
     },
   );
-  const closure = () =>
-    s.registry.agentRelease(p.tenant, p.agent!.id, p.agent!.version)?.release.closure ?? [];
+  const release = () => s.registry.agentRelease(p.tenant, p.agent!.id, p.agent!.version)?.release;
+  const closure = () => release()?.closure ?? [];
   let names: McpToolNames | undefined;
-  // The closure of an agent release never changes, so neither do its names.
-  const namesOf = () => (names ??= new McpToolNames(closure()));
+  // The closure of an agent release never changes, nor do its versions' descriptors: nor its names.
+  const namesOf = () =>
+    (names ??= new McpToolNames(
+      release()?.mcp?.toolNames === 'upstream'
+        ? withUpstreamNames(s, p.tenant, closure())
+        : closure(),
+    ));
 
   server.setRequestHandler('tools/list', async () => {
     try {
@@ -154,6 +160,19 @@ export function createSessionServer(options: SessionServerOptions): Server {
 function telemetryOf(log: FastifyBaseLogger, meta: Record<string, unknown>): InvocationTelemetry {
   const parent = callerSpanContext(meta);
   return parent ? { log: log.child({ traceId: parent.traceId }), parent } : { log };
+}
+
+/** The closure with each `mcp` tool's upstream name, for a release that keeps them. */
+function withUpstreamNames(
+  s: GatewayServices,
+  tenant: string,
+  closure: readonly ToolRef[],
+): ToolRef[] {
+  return closure.map((ref) => {
+    const d = s.registry.tool(tenant, ref.id, ref.version)?.stored.descriptor;
+    const upstream = d?.kind === 'mcp' ? (d.execution as { tool?: unknown }).tool : undefined;
+    return typeof upstream === 'string' ? { ...ref, upstreamName: upstream } : ref;
+  });
 }
 
 function project(server: Server, result: CallToolResult): CallToolResult {

@@ -71,7 +71,7 @@ export function registryRoutes(s: GatewayServices): Route[] {
       summary: "Agent releases: each version's closure and maxClass (agents see their own)",
       query: { agent: { type: 'string', description: 'only the versions of this agent id' } },
       responses: {
-        '200': '{releases: [{agentId, version, closure, policy, digest, publishedAt}]}',
+        '200': '{releases: [{agentId, version, closure, policy, mcp?, digest, publishedAt}]}',
       },
       handler: (principal, req, _reply, grant) => {
         const only = (req.query as { agent?: string }).agent;
