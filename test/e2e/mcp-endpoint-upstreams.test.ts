@@ -125,6 +125,35 @@ describe('a release that keeps upstream names', () => {
   });
 });
 
+describe("an upstream tool's output schema", () => {
+  it('is kept in tools/list, and the structured answer the SDK client checks against it passes through', async () => {
+    const bound = await g.gateway.mcp.bind('acme', serverId, 'maintainer', {
+      tool: 'get-structured-content',
+      class: 'read',
+      descriptor: { id: 'everything/weather', version: '1.0.0' },
+    });
+    const token = await publishAgent(g, 'weather-agent', [
+      bound.descriptor as unknown as Record<string, unknown>,
+    ]);
+    const client = await connect(token);
+    const [tool] = (await client.listTools()).tools;
+    expect(tool?.outputSchema).toMatchObject({
+      type: 'object',
+      properties: { temperature: { type: 'number' }, humidity: { type: 'number' } },
+    });
+    const r = await client.callTool({
+      name: tool!.name,
+      arguments: { location: 'Chicago' },
+    });
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(r.structuredContent).toEqual({
+      temperature: 36,
+      conditions: 'Light rain / drizzle',
+      humidity: 82,
+    });
+  });
+});
+
 describe('a gated upstream tool over /mcp', () => {
   it('a shared-write binding of server-everything asks for approval, then calls upstream once', async () => {
     const bound = await g.gateway.mcp.bind('acme', serverId, 'maintainer', {

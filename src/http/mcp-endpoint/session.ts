@@ -73,6 +73,11 @@ export function createSessionServer(options: SessionServerOptions): Server {
           ...(d.title ? { title: d.title } : {}),
           description: d.description,
           inputSchema: d.inputSchema as Tool['inputSchema'],
+          // An upstream's output schema is its promise about structuredContent, which calls pass
+          // through as it answered; other kinds' outputs are not checked against theirs.
+          ...(d.kind === 'mcp' && d.outputSchema?.type === 'object'
+            ? { outputSchema: d.outputSchema as Tool['outputSchema'] }
+            : {}),
           annotations: { readOnlyHint: d.sideEffect.class === 'read' },
           _meta: {
             'gatehouse/tool': { id: d.id, version: d.version, class: d.sideEffect.class },
