@@ -252,6 +252,34 @@ describe('resources and prompts of the upstreams the closure reaches', () => {
     expect((unknown as ProtocolError).code).toBe(-32602);
   });
 
+  it("completes a prompt's arguments and a resource template's variables from the upstream", async () => {
+    const client = await connect();
+    const prompt = { type: 'ref/prompt' as const, name: 'everything__completable-prompt' };
+    const dept = await client.complete({
+      ref: prompt,
+      argument: { name: 'department', value: 'E' },
+    });
+    expect(dept.completion.values).toEqual(['Engineering']);
+    // The context (arguments chosen so far) reaches the upstream too.
+    const lead = await client.complete({
+      ref: prompt,
+      argument: { name: 'name', value: '' },
+      context: { arguments: { department: 'Sales' } },
+    });
+    expect(lead.completion.values).toEqual(['David', 'Eve', 'Frank']);
+    const template = await client.complete({
+      ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' },
+      argument: { name: 'resourceId', value: '7' },
+    });
+    expect(template.completion.values).toEqual(['7']);
+    // A prompt of no reachable server gets no suggestions, not another server's.
+    const other = await client.complete({
+      ref: { type: 'ref/prompt', name: 'other__completable-prompt' },
+      argument: { name: 'department', value: 'E' },
+    });
+    expect(other.completion.values).toEqual([]);
+  });
+
   it('shows an agent whose closure reaches no upstream no resources and no prompts', async () => {
     const plain = await addAgent(g, 'plain-agent');
     const client = await connect(plain.token);

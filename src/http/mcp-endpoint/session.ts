@@ -41,7 +41,7 @@ export function createSessionServer(options: SessionServerOptions): Server {
     {
       capabilities: {
         tools: { listChanged: false },
-        ...(s.mcp ? { resources: {}, prompts: {} } : {}),
+        ...(s.mcp ? { resources: {}, prompts: {}, completions: {} } : {}),
       },
       instructions:
         'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else only a retry of the same JSON-RPC request, same session and id, is answered from its record; any other call runs anew); after an approval, repeat the call with _meta "gatehouse/approvalId".',

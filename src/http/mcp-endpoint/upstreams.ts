@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { ReadRefusal, ReadType, RecordedReads, mcpExecution } from '../../mcp/index.js';
-import type { McpServerRecord, McpService } from '../../mcp/index.js';
+import type { McpServerRecord, McpService, UpstreamConnection } from '../../mcp/index.js';
 import type { Principal } from '../../tenancy/index.js';
 import { toProtocolError } from './errors.js';
 import type { ToolRef } from './names.js';
@@ -109,6 +109,20 @@ export function registerPassThrough(server: Server, options: PassThroughOptions)
     });
   };
 
+  /** Which server listed a resource template last, for `completion/complete`. */
+  const templateOwners = new Map<string, string>();
+  const listTemplates = async (servers: Reached[]) => {
+    const lists = await fromEach(servers, (r) =>
+      mcp.readUpstream(p.tenant, r.id, (c, t) => c.listResourceTemplates(t)),
+    );
+    return lists.flatMap(({ r, items }) =>
+      items.map((x) => {
+        templateOwners.set(x.uriTemplate, r.id);
+        return { ...x, _meta: tag(r, x._meta) };
+      }),
+    );
+  };
+
   const listResources = async (servers: Reached[]) => {
     const lists = await fromEach(servers, (r) =>
       mcp.readUpstream(p.tenant, r.id, (c, t) => c.listResources(t)),
@@ -131,14 +145,7 @@ export function registerPassThrough(server: Server, options: PassThroughOptions)
 
   server.setRequestHandler('resources/templates/list', async () => {
     try {
-      const lists = await fromEach((await reached()).servers, (r) =>
-        mcp.readUpstream(p.tenant, r.id, (c, t) => c.listResourceTemplates(t)),
-      );
-      return {
-        resourceTemplates: lists.flatMap(({ r, items }) =>
-          items.map((x) => ({ ...x, _meta: tag(r, x._meta) })),
-        ),
-      };
+      return { resourceTemplates: await listTemplates((await reached()).servers) };
     } catch (err) {
       throw toProtocolError(err);
     }
@@ -199,6 +206,40 @@ export function registerPassThrough(server: Server, options: PassThroughOptions)
     }
   });
 
+  // Completions of a reachable server's prompt arguments (`<server>__<prompt>`, as listed) or
+  // resource template variables, answered by that server. Like the lists, not recorded: they
+  // return suggestions for what the closure already grants.
+  server.setRequestHandler('completion/complete', async (request) => {
+    const { ref, argument, context } = request.params;
+    try {
+      const reach = await reached();
+      let target: Reached | undefined;
+      let upstreamRef: CompleteParams['ref'];
+      if (ref.type === 'ref/prompt') {
+        const cut = ref.name.indexOf('__');
+        target = reach.servers.find((x) => cut > 0 && x.label === ref.name.slice(0, cut));
+        upstreamRef = { type: 'ref/prompt', name: ref.name.slice(cut + 2) };
+      } else {
+        const owner = () => reach.servers.find((x) => x.id === templateOwners.get(ref.uri));
+        target = owner() ?? (reach.servers.length === 1 ? reach.servers[0] : undefined);
+        if (!target) {
+          await listTemplates(reach.servers);
+          target = owner();
+        }
+        upstreamRef = ref;
+      }
+      if (!target) return { completion: { values: [] } };
+      const params: CompleteParams = {
+        ref: upstreamRef,
+        argument,
+        ...(context ? { context } : {}),
+      };
+      return await mcp.readUpstream(p.tenant, target.id, (c, t) => c.complete(params, t));
+    } catch (err) {
+      throw toProtocolError(err);
+    }
+  });
+
   server.setRequestHandler('prompts/get', async (request, ctx) => {
     const { name, arguments: args } = request.params;
     const asked = {
@@ -229,6 +270,9 @@ export function registerPassThrough(server: Server, options: PassThroughOptions)
     }
   });
 }
+
+/** What `completion/complete` asks of one upstream, with the agent's names turned into its. */
+type CompleteParams = Parameters<UpstreamConnection['complete']>[0];
 
 /** A name reduced to `[A-Za-z0-9-]`, so `<label>__<prompt>` splits at the first `__`. */
 function plain(name: string): string {

@@ -5,6 +5,8 @@ import {
   StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type {
+  CompleteRequest,
+  CompleteResult,
   GetPromptResult,
   ListPromptsResult,
   ListResourceTemplatesResult,
@@ -162,6 +164,15 @@ export class UpstreamConnection {
       { name, ...(args ? { arguments: args } : {}) },
       { timeout: timeoutMs },
     );
+  }
+
+  /**
+   * Completes a prompt's or resource template's argument; no values when the server does not
+   * offer completions. @throws Error on failure or an upstream protocol error.
+   */
+  async complete(params: CompleteRequest['params'], timeoutMs: number): Promise<CompleteResult> {
+    if (!this.client.getServerCapabilities()?.completions) return { completion: { values: [] } };
+    return this.client.complete(params, { timeout: timeoutMs });
   }
 
   /**
