@@ -76,7 +76,7 @@ export function createSessionServer(options: SessionServerOptions): Server {
           // An upstream's output schema is its promise about structuredContent, which calls pass
           // through as it answered; other kinds' outputs are not checked against theirs.
           ...(d.kind === 'mcp' && d.outputSchema?.type === 'object'
-            ? { outputSchema: d.outputSchema as Tool['outputSchema'] }
+            ? { outputSchema: d.outputSchema }
             : {}),
           annotations: { readOnlyHint: d.sideEffect.class === 'read' },
           _meta: {
