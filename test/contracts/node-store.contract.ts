@@ -91,8 +91,9 @@ export function nodeStoreContract(name: string, make: () => Promise<MadeNodeStor
       }));
 
     it('gives each stale node to exactly one of several nodes claiming at once', () =>
-      withStore(async ({ store, another }) => {
-        const others = [store, await another(), await another()];
+      withStore(async (made) => {
+        const store = made.store;
+        const others = [store, await made.another(), await made.another()];
         for (const id of ['dead-1', 'dead-2', 'dead-3']) await store.register(node(id, 1));
         for (let i = 0; i < others.length; i++) await store.register(node(`live-${i}`, 50));
         const results = await Promise.all(
