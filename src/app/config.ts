@@ -17,6 +17,8 @@ import type { OAuthConfig } from './oauth-config.js';
 import { loadTlsConfig } from './tls-config.js';
 import type { TlsConfig, TlsFlags } from './tls-config.js';
 import { loadTracingConfig } from './tracing-config.js';
+import { loadNodeConfig } from './node-config.js';
+import type { NodeConfig } from './node-config.js';
 import type { TracingConfig } from './tracing-config.js';
 
 /** Everything the gateway is configured with. */
@@ -29,6 +31,8 @@ export interface GatewayConfig {
   db?: string;
   /** Most PostgreSQL connections this node holds (`GATEHOUSE_DB_POOL`, default 10). */
   dbPoolSize?: number;
+  /** Heartbeat interval and grace period of this node among the nodes of the database. */
+  node: NodeConfig;
   /** Output beyond this many bytes is cut and kept whole as an artifact. */
   maxOutputBytes: number;
   /** Most bytes of each output stream of a call kept in its artifact; a flood past it is cut. */
@@ -71,8 +75,11 @@ export interface GatewayConfig {
 }
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
-export type ConfigFlags = Partial<Omit<GatewayConfig, 'limits' | 'streams' | 'reach' | 'tls'>> & {
+export type ConfigFlags = Partial<
+  Omit<GatewayConfig, 'limits' | 'streams' | 'reach' | 'tls' | 'node'>
+> & {
   limits?: Partial<ServerLimits>;
+  node?: Partial<NodeConfig>;
   streams?: Partial<StreamLimits>;
   reach?: ReachFlags;
   tls?: TlsFlags;
@@ -130,6 +137,7 @@ export function loadConfig(
     tracing: flags.tracing !== undefined ? flags.tracing : loadTracingConfig(env),
     oauth: flags.oauth !== undefined ? flags.oauth : loadOAuthConfig(env, reach),
     tls: loadTlsConfig(flags.tls ?? {}, env),
+    node: loadNodeConfig(flags.node ?? {}, env),
   };
   const db = flags.db ?? env.GATEHOUSE_DB;
   if (db !== undefined) config.db = db;

@@ -34,6 +34,8 @@ import type { Execution } from './open-execution.js';
 import { createLogger } from './logger.js';
 import { mcpReachOf } from './reach-config.js';
 import { openTracing } from './tracing.js';
+import { checkNodeId, nodeIdOf } from './node-identity.js';
+import { NodeWatch } from './node-watch.js';
 import type { Tracing } from './tracing.js';
 
 /** The version the gateway reports (OpenAPI, MCP, spans' `service.version`). */
@@ -84,6 +86,10 @@ interface GatewayParts {
   recovered: InvocationRecord[];
   /** Calls whose outcome storage refused, settled in the background once it takes writes. */
   pending: PendingOutcomes;
+  /** This node's registration and heartbeat, and its takeover of nodes that stopped. */
+  node: NodeWatch;
+  /** This node's id (DESIGN §12). */
+  nodeId: string;
   /** This gateway's hold on its data directory, given up last at close. */
   lock: DataDirLock;
   /** The periodic pass that denies calls whose approval expired or was rejected. */
@@ -159,6 +165,14 @@ export class Gateway {
   get recovered(): InvocationRecord[] {
     return this.parts.recovered;
   }
+  /** This gateway's node id among the nodes of its database. */
+  get nodeId(): string {
+    return this.parts.nodeId;
+  }
+  /** Its heartbeat and takeover of dead nodes (tests tick it). */
+  get node(): NodeWatch {
+    return this.parts.node;
+  }
 
   /** Opens everything; does not listen yet. */
   static async open(config: GatewayConfig, deps: GatewayDeps = {}): Promise<Gateway> {
@@ -166,13 +180,17 @@ export class Gateway {
     // Before anything touches the directory: a second gateway on it would settle the first's
     // running calls as uncertain and reap its sandboxes.
     const lock = DataDirLock.acquire(config.dataDir);
-    let storage: Storage;
+    let storage: Storage | undefined;
     let ids: IdGenerator;
+    let nodeId: string;
     try {
       storage = await openStorage(config);
       // Ids only increase, above every stored one: lists stay in order after a clock step back.
       ids = deps.ids ?? monotonicIds(clock, await storage.latestId());
+      nodeId = await nodeIdOf(config.dataDir);
+      await checkNodeId(storage.nodes, nodeId, clock.now(), config.node.graceMs);
     } catch (err) {
+      await storage?.close();
       lock.release();
       throw err;
     }
@@ -181,13 +199,32 @@ export class Gateway {
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;
+    let node: NodeWatch | undefined;
     const companions: Companion[] = [];
     try {
       companions.push(...((await deps.companions?.(config)) ?? []));
       const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
       const store = storage.invocations;
-      // First settle what a crash left running, so the reaper finds those leases orphaned.
-      const recovered = await recoverInterrupted({ store, signer: keyring, clock });
+      node = await NodeWatch.register({
+        id: nodeId,
+        nodes: storage.nodes,
+        invocations: store,
+        leases: storage.leases,
+        signer: keyring,
+        clock,
+        config: config.node,
+        log: logger,
+      });
+      // First settle what a crash of this node left running (and what was stored before calls
+      // carried their node), so the reaper finds those leases orphaned; then take over the other
+      // nodes whose heartbeat stopped.
+      const recovered = await recoverInterrupted({
+        store,
+        signer: keyring,
+        clock,
+        nodes: [nodeId, null],
+      });
+      await node.startTicking();
       const artifacts = new FileArtifactStore(join(config.dataDir, 'artifacts'));
       execution = await openExecution({
         config,
@@ -195,6 +232,7 @@ export class Gateway {
         clock,
         ids,
         invocations: store,
+        node: nodeId,
       });
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
@@ -290,6 +328,7 @@ export class Gateway {
         maxOutputBytes: config.maxOutputBytes,
         maxArtifactBytes: config.maxArtifactBytes,
         defaultTimeoutMs: config.defaultTimeoutMs,
+        node: nodeId,
         environmentNames: (tenant, project) =>
           directory.environmentsOf(tenant, project).map((e) => e.name),
         toolVersions: (tenant, id) => registry.versions(tenant, id),
@@ -389,6 +428,8 @@ export class Gateway {
         tracing,
         recovered,
         pending,
+        node,
+        nodeId,
         lock,
         approvalSweep: sweepApprovals(invocations, config.approvalTtlMs),
         retentionSweep: sweepArtifacts(artifacts, clock, config, logger),
@@ -399,6 +440,7 @@ export class Gateway {
       pending?.close();
       await mcpService?.close();
       await execution?.close();
+      await node?.close();
       await closeAll(companions);
       await storage.close();
       await tracing.close();
@@ -453,6 +495,8 @@ export class Gateway {
       this.parts.pending.close();
       await this.parts.mcp.close();
       await this.execution.close();
+      // Its calls are settled above: deregistered, no other node takes it over.
+      await this.parts.node.close();
       await closeAll(this.parts.companions);
       await this.parts.storage.close();
       // Last, so the spans of the calls aborted above are exported too.

@@ -44,6 +44,8 @@ export async function openExecution(options: {
   clock: Clock;
   ids: IdGenerator;
   invocations: InvocationStore;
+  /** This gateway's node id, which its leases carry. */
+  node?: string;
 }): Promise<Execution> {
   const { config, storage, clock, ids } = options;
   const cipher = await SecretCipher.load({ keyFile: join(config.dataDir, 'keys', 'master.key') });
@@ -57,6 +59,7 @@ export async function openExecution(options: {
     clock,
     ids,
     pools: [sc.pool, mcpPool],
+    ...(options.node !== undefined ? { node: options.node } : {}),
   });
   // Shell and browser descriptors validate everywhere; without a sandbox their calls fail before any effect.
   const executors = new Map<string, Executor>([

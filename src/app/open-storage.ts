@@ -3,7 +3,7 @@ import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { OutboxFeed } from '../core/index.js';
 import type { ApprovalStore } from '../approvals/index.js';
 import type { AuditStore } from '../audit/index.js';
-import type { LeaseStore } from '../capacity/index.js';
+import type { LeaseStore, NodeStore } from '../capacity/index.js';
 import type { InvocationStore } from '../invocation/index.js';
 import type { McpStore } from '../mcp/index.js';
 import type { PolicyStore } from '../policy/index.js';
@@ -16,6 +16,7 @@ import {
   PostgresDatabase,
   PostgresInvocationStore,
   PostgresLeaseStore,
+  PostgresNodeStore,
   PostgresMcpStore,
   PostgresOutboxFeed,
   PostgresPolicyStore,
@@ -27,6 +28,7 @@ import {
   SqliteDatabase,
   SqliteInvocationStore,
   SqliteLeaseStore,
+  SqliteNodeStore,
   SqliteMcpStore,
   SqliteOutboxFeed,
   SqlitePolicyStore,
@@ -52,6 +54,8 @@ export interface Storage {
   policies: PolicyStore;
   secrets: SecretStore;
   leases: LeaseStore;
+  /** The gateway nodes on this database and their heartbeats. */
+  nodes: NodeStore;
   mcp: McpStore;
   outbox: OutboxFeed;
   /** The largest stored invocation, approval or lease id, so new ids start above it. */
@@ -88,6 +92,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       policies: new PostgresPolicyStore(db),
       secrets: new PostgresSecretStore(db),
       leases: new PostgresLeaseStore(db),
+      nodes: new PostgresNodeStore(db),
       mcp: new PostgresMcpStore(db),
       outbox: new PostgresOutboxFeed(db),
       latestId: () => postgresLatestId(db),
@@ -111,6 +116,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     policies: new SqlitePolicyStore(db),
     secrets: new SqliteSecretStore(db),
     leases: new SqliteLeaseStore(db),
+    nodes: new SqliteNodeStore(db),
     mcp: new SqliteMcpStore(db),
     outbox: new SqliteOutboxFeed(db),
     latestId: () => Promise.resolve(latestId(db)),

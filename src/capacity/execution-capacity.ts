@@ -1,8 +1,9 @@
 import { ErrorCode, GatehouseError, isoTime } from '../core/index.js';
-import type { Clock, IdGenerator, LedgerEntries } from '../core/index.js';
+import type { Clock, IdGenerator } from '../core/index.js';
 import { transitionLease } from './lease.js';
 import type { Lease, LeaseResources } from './lease.js';
 import type { LeaseStore } from './lease-store.js';
+import { leaseLedger } from './lease-ledger.js';
 import { poolHoldings, quotaBreach } from './lease-quotas.js';
 import type { LeaseOwner, LeaseQuotas, PoolHoldings, QuotaBreach } from './lease-quotas.js';
 
@@ -24,7 +25,7 @@ type Reservation = LeaseOwner & { resources: LeaseResources };
 /** What a lease is asked for. */
 export type LeaseRequest = Omit<
   Lease,
-  'id' | 'status' | 'createdAt' | 'expiresAt' | 'releasedAt' | 'endReason'
+  'id' | 'node' | 'status' | 'createdAt' | 'expiresAt' | 'releasedAt' | 'endReason'
 > & {
   /** How long the lease may live before the reaper ends it. */
   ttlMs: number;
@@ -62,18 +63,25 @@ export class ExecutionCapacity {
       clock: Clock;
       ids: IdGenerator;
       pools: PoolConfig[];
+      node?: string;
     },
   ) {}
 
-  /** Loads the active leases, which keep their capacity until released or reaped. */
+  /**
+   * Loads the active leases, which keep their capacity until released or reaped. With `node`
+   * (this gateway's node id) each lease granted carries it, and only this node's leases (and those
+   * stored without a node) are loaded: other nodes' sandboxes hold theirs.
+   */
   static async open(options: {
     store: LeaseStore;
     clock: Clock;
     ids: IdGenerator;
     pools: PoolConfig[];
+    node?: string;
   }): Promise<ExecutionCapacity> {
     const c = new ExecutionCapacity(options);
-    for (const lease of await options.store.active())
+    const nodes = options.node !== undefined ? [options.node, null] : undefined;
+    for (const lease of await options.store.active(nodes))
       c.active.set(lease.id, { ...lease, agent: lease.agent ?? null });
     return c;
   }
@@ -137,6 +145,7 @@ export class ExecutionCapacity {
     const lease: Lease = {
       ...withoutTtl(request),
       id: this.options.ids.next(),
+      ...(this.options.node !== undefined ? { node: this.options.node } : {}),
       status: 'active',
       createdAt: isoTime(now),
       expiresAt: isoTime(now + request.ttlMs),
@@ -148,7 +157,7 @@ export class ExecutionCapacity {
     try {
       await this.options.store.insert(
         lease,
-        this.ledger(lease, 'lease.granted', 'system', {
+        leaseLedger(lease, 'lease.granted', 'system', lease.createdAt, {
           resources: lease.resources,
           timeoutMs: lease.timeoutMs,
           egressAllow: lease.egressAllow,
@@ -199,31 +208,12 @@ export class ExecutionCapacity {
     };
     await this.options.store.update(
       ended,
-      this.ledger(ended, type, to === 'reaped' ? 'reaper' : 'system', { reason }),
+      leaseLedger(ended, type, to === 'reaped' ? 'reaper' : 'system', ended.releasedAt!, {
+        reason,
+      }),
     );
     this.active.delete(lease.id);
     this.wake();
-  }
-
-  private ledger(
-    lease: Lease,
-    type: string,
-    actor: string,
-    data: Record<string, unknown>,
-  ): LedgerEntries {
-    return {
-      audit: [
-        {
-          tenant: lease.tenant,
-          type,
-          subject: `lease/${lease.id}`,
-          at: isoTime(this.options.clock.now()),
-          actor,
-          data: { leaseId: lease.id, holder: lease.holder, pool: lease.pool, ...data },
-        },
-      ],
-      events: [],
-    };
   }
 
   /**

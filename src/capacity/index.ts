@@ -6,3 +6,7 @@ export type { PoolConfig, LeaseRequest, AcquireOptions } from './execution-capac
 export { Reaper } from './reaper.js';
 export type { ReaperOptions } from './reaper.js';
 export type { LeaseQuotas, QuotaBreach, LeaseOwner } from './lease-quotas.js';
+export { NodeStatus, transitionNode } from './gateway-node.js';
+export type { GatewayNode } from './gateway-node.js';
+export type { NodeStore } from './node-store.js';
+export { reapNodeLeases } from './reap-node-leases.js';

@@ -7,8 +7,11 @@ export interface LeaseStore {
   insert(lease: Lease, ledger: LedgerEntries): Promise<void>;
   /** Replaces a lease (a status change) with its audit records. */
   update(lease: Lease, ledger: LedgerEntries): Promise<void>;
-  /** Every active lease, oldest first. */
-  active(): Promise<Lease[]>;
+  /**
+   * Every active lease, oldest first; with `nodes`, only those of these nodes (`null` in it: also
+   * those stored without a node).
+   */
+  active(nodes?: readonly (string | null)[]): Promise<Lease[]>;
   /** The active lease of a holder, if any. */
   activeFor(tenant: string, holder: string): Promise<Lease | undefined>;
 }

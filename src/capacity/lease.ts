@@ -49,6 +49,11 @@ export interface Lease {
    * no agent asked for (an MCP upstream's). Leases stored before agents were recorded lack it.
    */
   agent: string | null;
+  /**
+   * The gateway node whose sandbox holds it (DESIGN §12); null for a lease stored before nodes
+   * were recorded, or made without a node (a test's capacity).
+   */
+  node?: string | null;
   status: LeaseStatus;
   resources: LeaseResources;
   timeoutMs: number;

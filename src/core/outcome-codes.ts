@@ -58,6 +58,8 @@ export const FailureCode = {
   NO_LEASE: 'NO_LEASE',
   // Recovery and resolution.
   GATEWAY_RESTARTED: 'GATEWAY_RESTARTED',
+  /** The gateway node running the call stopped heartbeating; another node took it over. */
+  NODE_LOST: 'NODE_LOST',
   OUTCOME_NOT_RECORDED: 'OUTCOME_NOT_RECORDED',
   EFFECT_DENIED: 'EFFECT_DENIED',
   // Reported by executors.

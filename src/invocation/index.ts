@@ -17,6 +17,7 @@ export type { PipelineOptions, PipelineMetrics } from './pipeline.js';
 export { InvocationService } from './invocation-service.js';
 export type { InvokeRequest, InvocationServiceOptions } from './invocation-service.js';
 export { recoverInterrupted } from './recover-interrupted.js';
+export type { RecoveryScope } from './recover-interrupted.js';
 export { receiptPredicate } from './receipt-predicate.js';
 export { UncertainEffects } from './uncertain-effects.js';
 export type { ApprovalSettings } from './stages/approval-stage.js';

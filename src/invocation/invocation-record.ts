@@ -77,4 +77,9 @@ export interface InvocationRecord {
   completedAt: string | null;
   /** Where the invocation's latest audit record stands in the tenant's log. */
   audit: AuditPosition | null;
+  /**
+   * The gateway node that stored its latest step (DESIGN §12): the one running it while it is
+   * `running`. Absent on records stored before nodes were recorded.
+   */
+  node?: string;
 }

@@ -19,6 +19,12 @@ export interface InvocationStep {
    * of the last one; returns the receipt to store (a terminal step) or undefined.
    */
   seal?: (last: AuditPosition) => unknown;
+  /**
+   * The status the stored record must still have for the step to be written (the settling of an
+   * interrupted call, which two nodes may attempt at once); if it has another, the step fails
+   * with CONFLICT and nothing is written.
+   */
+  expectedStatus?: InvocationStatus;
 }
 
 /** A query over a tenant's invocations, newest first. */
@@ -36,8 +42,14 @@ export interface InvocationStore {
   get(tenant: string, id: string): Promise<InvocationRecord | undefined>;
   /** A tenant's invocations, newest first. */
   list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]>;
-  /** Invocations of every tenant in one state (for recovery at start). */
-  listByStatus(status: InvocationStatus): Promise<InvocationRecord[]>;
+  /**
+   * Invocations of every tenant in one state (for recovery), oldest first; with `nodes`, only
+   * those last stored by these nodes (`null` in it: also those stored without a node).
+   */
+  listByStatus(
+    status: InvocationStatus,
+    nodes?: readonly (string | null)[],
+  ): Promise<InvocationRecord[]>;
   /** The stored receipt of an invocation, if it has one. */
   receipt(tenant: string, id: string): Promise<unknown>;
   /**

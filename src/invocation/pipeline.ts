@@ -64,6 +64,11 @@ export interface PipelineOptions {
   maxArtifactBytes?: number;
   /** Execute-stage timeout for descriptors that set none. */
   defaultTimeoutMs: number;
+  /**
+   * This gateway's node id (DESIGN §12): each record the pipeline stores carries it, so a call
+   * left `running` by a node that dies is found and taken over by another.
+   */
+  node?: string;
   /** Names of the environments of a project, for the validation stage's message. */
   environmentNames: (tenant: string, project: string) => string[];
   /** The published versions of a tool id, for the validation stage's message. */
@@ -260,6 +265,7 @@ export class Pipeline {
     const recorded = ctx.savedTrace > 0;
     const at = isoTime(this.options.clock.now());
     const final = enterStatus(record, recorded ? record.status : 'new', status, at);
+    if (this.options.node !== undefined) record.node = this.options.node;
     const stages = record.trace.slice(ctx.savedTrace);
     const summary = invocationSummary(record, status);
     const events: StepParts['events'][number][] = [];

@@ -32,6 +32,19 @@ describe('configuration from the environment', () => {
     expect(load({ GATEHOUSE_DB_POOL: 'ten' })).toThrow(/GATEHOUSE_DB_POOL must be/);
   });
 
+  it('reads the node heartbeat and grace period, and refuses a grace shorter than two heartbeats', () => {
+    expect(load({})().node).toEqual({ heartbeatMs: 5_000, graceMs: 30_000 });
+    const config = load({ GATEHOUSE_NODE_HEARTBEAT_MS: '500', GATEHOUSE_NODE_GRACE_MS: '3000' })();
+    expect(config.node).toEqual({ heartbeatMs: 500, graceMs: 3_000 });
+    expect(load({ GATEHOUSE_NODE_HEARTBEAT_MS: '50' })).toThrow(
+      /GATEHOUSE_NODE_HEARTBEAT_MS must be an integer in 100–3600000/,
+    );
+    expect(load({ GATEHOUSE_NODE_GRACE_MS: '9000' })).toThrow(
+      /GATEHOUSE_NODE_GRACE_MS must be at least twice GATEHOUSE_NODE_HEARTBEAT_MS \(10000\)/,
+    );
+    expect(load({ GATEHOUSE_NODE_GRACE_MS: '30s' })).toThrow(/GATEHOUSE_NODE_GRACE_MS must be/);
+  });
+
   it('refuses a pool setting that is not a number', () => {
     expect(load({ GATEHOUSE_POOL: 'cpus=many' })).toThrow(
       /GATEHOUSE_POOL cpus must be a non-negative number/,

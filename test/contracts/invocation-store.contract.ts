@@ -141,6 +141,45 @@ export function invocationStoreContract(
         expect(await store.listByStatus('queued')).toEqual([]);
       }));
 
+    it('lists one state of the nodes asked for, null standing for records without a node', () =>
+      withStore(async (store) => {
+        await save(store, record(1, { status: 'running', node: 'node-a' }));
+        await save(store, record(2, { status: 'running', node: 'node-b' }));
+        await save(store, record(3, { status: 'running' }));
+        await save(store, record(4, { status: 'observed', node: 'node-a' }));
+        const ids = (rs: InvocationRecord[]) => rs.map((r) => Number(r.id.slice(-5)));
+        expect(ids(await store.listByStatus('running', ['node-a']))).toEqual([1]);
+        expect(ids(await store.listByStatus('running', ['node-b', null]))).toEqual([2, 3]);
+        expect(ids(await store.listByStatus('running', [null]))).toEqual([3]);
+        expect(ids(await store.listByStatus('running', []))).toEqual([]);
+        expect(ids(await store.listByStatus('running'))).toEqual([1, 2, 3]);
+        // A later step by another node moves the record to that node.
+        await save(store, record(1, { status: 'running', node: 'node-b', updatedAt: at(40) }));
+        expect(ids(await store.listByStatus('running', ['node-b']))).toEqual([1, 2]);
+        expect((await store.get('acme', record(1).id))?.node).toBe('node-b');
+      }));
+
+    it('writes a step with an expected status only while the stored record has it', () =>
+      withStore(async (store) => {
+        await save(store, record(1, { status: 'running' }));
+        const settled = record(1, { status: 'uncertain', updatedAt: at(30) });
+        await store.save({ record: settled, ledger: ledger(settled), expectedStatus: 'running' });
+        expect((await store.get('acme', settled.id))?.status).toBe('uncertain');
+        // A second settling (another node, a moment later) is refused and writes nothing.
+        const again = record(1, { status: 'failed', updatedAt: at(31) });
+        const refused = await store
+          .save({ record: again, ledger: ledger(again, 3), expectedStatus: 'running' })
+          .then(
+            () => undefined,
+            (err: unknown) => err,
+          );
+        expect(refused).toMatchObject({ code: 'CONFLICT' });
+        expect((await store.get('acme', settled.id))?.status).toBe('uncertain');
+        // Nothing of the refused step reached the log: the next audit record follows the first.
+        const next = await save(store, record(2));
+        expect(next).toEqual({ index: 2, treeSize: 3 });
+      }));
+
     it('stores the receipt that seal returns, sealed at the last audit position', () =>
       withStore(async (store) => {
         await save(store, record(9, { idempotencyKey: 'other' }));

@@ -3,6 +3,8 @@ import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.j
 import { PostgresAuditStore } from '../../src/storage/postgres/postgres-audit-store.js';
 import { PostgresInvocationStore } from '../../src/storage/postgres/postgres-invocation-store.js';
 import { appendLedger } from '../../src/storage/postgres/postgres-ledger.js';
+import { PostgresLeaseStore } from '../../src/storage/postgres/postgres-lease-store.js';
+import { PostgresNodeStore } from '../../src/storage/postgres/postgres-node-store.js';
 import { PostgresMcpStore } from '../../src/storage/postgres/postgres-mcp-store.js';
 import { PostgresPolicyStore } from '../../src/storage/postgres/postgres-policy-store.js';
 import { PostgresSecretStore } from '../../src/storage/postgres/postgres-secret-store.js';
@@ -12,6 +14,8 @@ import { auditProofsContract } from '../contracts/audit-proofs.contract.js';
 import { auditStoreContract } from '../contracts/audit-store.contract.js';
 import type { MadeAuditStore } from '../contracts/audit-store.contract.js';
 import { invocationStoreContract } from '../contracts/invocation-store.contract.js';
+import { leaseStoreContract } from '../contracts/lease-store.contract.js';
+import { nodeStoreContract } from '../contracts/node-store.contract.js';
 import { mcpStoreContract } from '../contracts/mcp-store.contract.js';
 import { policyStoreContract } from '../contracts/policy-store.contract.js';
 import { secretStoreContract } from '../contracts/secret-store.contract.js';
@@ -24,9 +28,14 @@ import { skipWithout } from '../helpers/prerequisites.js';
 // cluster (test/helpers/postgres.ts). test/storage/sqlite-stores.test.ts runs them on SQLite.
 
 /** A fresh, migrated database in the run's cluster, and a close that ends its pool. */
-async function freshDatabase(): Promise<{ db: PostgresDatabase; close: () => Promise<void> }> {
-  const db = await PostgresDatabase.open({ url: await migratedPostgresDatabase(), poolSize: 2 });
-  return { db, close: () => db.close() };
+async function freshDatabase(): Promise<{
+  db: PostgresDatabase;
+  url: string;
+  close: () => Promise<void>;
+}> {
+  const url = await migratedPostgresDatabase();
+  const db = await PostgresDatabase.open({ url, poolSize: 2 });
+  return { db, url, close: () => db.close() };
 }
 
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('on PostgreSQL', () => {
@@ -64,6 +73,29 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('on PostgreSQL', (
   secretStoreContract('PostgresSecretStore', async () => {
     const { db, close } = await freshDatabase();
     return { store: new PostgresSecretStore(db), audit: new PostgresAuditStore(db), close };
+  });
+
+  leaseStoreContract('PostgresLeaseStore', async () => {
+    const { db, close } = await freshDatabase();
+    return { store: new PostgresLeaseStore(db), close };
+  });
+
+  nodeStoreContract('PostgresNodeStore', async () => {
+    const { db, url, close } = await freshDatabase();
+    // Each other store is another node: a pool of its own on the same database.
+    const others: PostgresDatabase[] = [];
+    return {
+      store: new PostgresNodeStore(db),
+      another: async () => {
+        const other = await PostgresDatabase.open({ url, poolSize: 2 });
+        others.push(other);
+        return new PostgresNodeStore(other);
+      },
+      close: async () => {
+        await Promise.all(others.map((o) => o.close()));
+        await close();
+      },
+    };
   });
 
   mcpStoreContract('PostgresMcpStore', async () => {

@@ -7,6 +7,8 @@ import { SqliteDatabase } from '../../src/storage/sqlite/sqlite-database.js';
 import { SqliteAuditStore } from '../../src/storage/sqlite/sqlite-audit-store.js';
 import { SqliteInvocationStore } from '../../src/storage/sqlite/sqlite-invocation-store.js';
 import { appendLedger } from '../../src/storage/sqlite/sqlite-ledger.js';
+import { SqliteLeaseStore } from '../../src/storage/sqlite/sqlite-lease-store.js';
+import { SqliteNodeStore } from '../../src/storage/sqlite/sqlite-node-store.js';
 import { SqlitePolicyStore } from '../../src/storage/sqlite/sqlite-policy-store.js';
 import { SqliteTenancyStore } from '../../src/storage/sqlite/sqlite-tenancy-store.js';
 import { SqliteToolStore } from '../../src/storage/sqlite/sqlite-tool-store.js';
@@ -14,6 +16,8 @@ import { auditProofsContract } from '../contracts/audit-proofs.contract.js';
 import { auditStoreContract } from '../contracts/audit-store.contract.js';
 import type { MadeAuditStore } from '../contracts/audit-store.contract.js';
 import { invocationStoreContract } from '../contracts/invocation-store.contract.js';
+import { leaseStoreContract } from '../contracts/lease-store.contract.js';
+import { nodeStoreContract } from '../contracts/node-store.contract.js';
 import { policyStoreContract } from '../contracts/policy-store.contract.js';
 import { tenancyStoreContract } from '../contracts/tenancy-store.contract.js';
 import { toolStoreContract } from '../contracts/tool-store.contract.js';
@@ -56,6 +60,21 @@ const sqliteAuditStore = async (): Promise<MadeAuditStore> => {
 };
 auditStoreContract('SqliteAuditStore', sqliteAuditStore);
 auditProofsContract('SqliteAuditStore', sqliteAuditStore);
+
+leaseStoreContract('SqliteLeaseStore', async () => {
+  const { db, close } = await freshDatabase();
+  return { store: new SqliteLeaseStore(db), close };
+});
+
+nodeStoreContract('SqliteNodeStore', async () => {
+  const { db, close } = await freshDatabase();
+  // One process holds a SQLite file: the other claimers share its database.
+  return {
+    store: new SqliteNodeStore(db),
+    another: () => Promise.resolve(new SqliteNodeStore(db)),
+    close,
+  };
+});
 
 policyStoreContract('SqlitePolicyStore', async () => {
   const { db, close } = await freshDatabase();

@@ -7,6 +7,7 @@ import type {
   InvocationStore,
 } from '../../invocation/index.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
+import { ofNodes, statusChangedError } from '../sql/node-rows.js';
 import { consumeApproval, insertApproval } from './postgres-approval-store.js';
 import { appendLedger } from './postgres-ledger.js';
 import type { PostgresDatabase } from './postgres-database.js';
@@ -53,13 +54,13 @@ export class PostgresInvocationStore implements InvocationStore {
     return rows.map((r) => parseInvocation(r.record)!);
   }
 
-  async listByStatus(status: InvocationStatus): Promise<InvocationRecord[]> {
-    const rows = await this.db.kysely
-      .selectFrom('invocations')
-      .select('record')
-      .where('status', '=', status)
-      .orderBy('id')
-      .execute();
+  async listByStatus(
+    status: InvocationStatus,
+    nodes?: readonly (string | null)[],
+  ): Promise<InvocationRecord[]> {
+    let q = this.db.kysely.selectFrom('invocations').select('record').where('status', '=', status);
+    if (nodes) q = q.where(ofNodes(nodes));
+    const rows = await q.orderBy('id').execute();
     return rows.map((r) => parseInvocation(r.record)!);
   }
 
@@ -83,6 +84,18 @@ export class PostgresInvocationStore implements InvocationStore {
           throw approvalConsumedError(id, err);
         }
       }
+      if (step.expectedStatus !== undefined) {
+        // Writes of all nodes take turns (the write lock): nothing changes it before this commits.
+        const found = (
+          await tx
+            .selectFrom('invocations')
+            .select('status')
+            .where('id', '=', step.record.id)
+            .executeTakeFirst()
+        )?.status;
+        if (found !== step.expectedStatus)
+          throw statusChangedError(step.record.id, step.expectedStatus, found);
+      }
       if (step.approval) await insertApproval(tx, step.approval);
       const positions = await appendLedger(tx, step.ledger);
       const last = positions[positions.length - 1];
@@ -98,6 +111,7 @@ export class PostgresInvocationStore implements InvocationStore {
             status: row.status,
             record: row.record,
             updated_at: row.updated_at,
+            node: row.node,
           }),
         )
         .execute();

@@ -1,5 +1,6 @@
 import type { LedgerEntries } from '../../core/index.js';
 import type { Lease, LeaseStore } from '../../capacity/index.js';
+import { ofNodes } from '../sql/node-rows.js';
 import { leaseRow } from '../sql/invocation-rows.js';
 import { appendLedger } from './postgres-ledger.js';
 import type { PostgresDatabase } from './postgres-database.js';
@@ -31,13 +32,10 @@ export class PostgresLeaseStore implements LeaseStore {
     });
   }
 
-  async active(): Promise<Lease[]> {
-    const rows = await this.db.kysely
-      .selectFrom('leases')
-      .select('record')
-      .where('status', '=', 'active')
-      .orderBy('id')
-      .execute();
+  async active(nodes?: readonly (string | null)[]): Promise<Lease[]> {
+    let q = this.db.kysely.selectFrom('leases').select('record').where('status', '=', 'active');
+    if (nodes) q = q.where(ofNodes(nodes));
+    const rows = await q.orderBy('id').execute();
     return rows.map((r) => JSON.parse(r.record) as Lease);
   }
 

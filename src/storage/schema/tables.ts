@@ -89,6 +89,8 @@ export interface Tables {
     record: string;
     created_at: string;
     updated_at: string;
+    /** The node that last ran or queued it (from migration 0008); null before. */
+    node: string | null;
   };
   approvals: {
     id: string;
@@ -154,6 +156,22 @@ export interface Tables {
     expires_at: string;
     created_at: string;
     updated_at: string;
+    /** The node whose sandbox holds it (from migration 0008); null before. */
+    node: string | null;
+  };
+  /** Gateway nodes on this database, with their heartbeats (from migration 0008). */
+  nodes: {
+    id: string;
+    host: string;
+    pid: number;
+    /** `alive`, `stopped` (deregistered) or `claimed` (taken over by another node). */
+    status: string;
+    started_at: string;
+    heartbeat_at: string;
+    /** When it deregistered or was claimed. */
+    ended_at: string | null;
+    /** The node that took it over. */
+    claimed_by: string | null;
   };
   mcp_servers: {
     id: string;

@@ -18,6 +18,7 @@ export function invocationRow(r: InvocationRecord): Tables['invocations'] {
     record: JSON.stringify(r),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+    node: r.node ?? null,
   };
 }
 
@@ -62,6 +63,7 @@ export function leaseRow(l: Lease): Tables['leases'] {
     expires_at: l.expiresAt,
     created_at: l.createdAt,
     updated_at: l.createdAt,
+    node: l.node ?? null,
   };
 }
 

@@ -7,6 +7,7 @@ import type {
   InvocationStore,
 } from '../../invocation/index.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
+import { ofNodes, statusChangedError } from '../sql/node-rows.js';
 import { SqliteApprovalStore } from './sqlite-approval-store.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -53,14 +54,13 @@ export class SqliteInvocationStore implements InvocationStore {
     return Promise.resolve(rows.map((r) => parseInvocation(r.record)!));
   }
 
-  listByStatus(status: InvocationStatus): Promise<InvocationRecord[]> {
-    const rows = this.db.all(
-      this.db.kysely
-        .selectFrom('invocations')
-        .select('record')
-        .where('status', '=', status)
-        .orderBy('id'),
-    );
+  listByStatus(
+    status: InvocationStatus,
+    nodes?: readonly (string | null)[],
+  ): Promise<InvocationRecord[]> {
+    let q = this.db.kysely.selectFrom('invocations').select('record').where('status', '=', status);
+    if (nodes) q = q.where(ofNodes(nodes));
+    const rows = this.db.all(q.orderBy('id'));
     return Promise.resolve(rows.map((r) => parseInvocation(r.record)!));
   }
 
@@ -88,6 +88,16 @@ export class SqliteInvocationStore implements InvocationStore {
           throw approvalConsumedError(step.consumeApproval, err);
         }
       }
+      if (step.expectedStatus !== undefined) {
+        const found = this.db.first(
+          this.db.kysely
+            .selectFrom('invocations')
+            .select('status')
+            .where('id', '=', step.record.id),
+        )?.status;
+        if (found !== step.expectedStatus)
+          throw statusChangedError(step.record.id, step.expectedStatus, found);
+      }
       if (step.approval) this.approvals.insertWithin(step.approval);
       const positions = appendLedger(this.db, step.ledger);
       const last = positions[positions.length - 1];
@@ -112,12 +122,14 @@ export class SqliteInvocationStore implements InvocationStore {
               record: p('record'),
               created_at: p('createdAt'),
               updated_at: p('updatedAt'),
+              node: p('node'),
             })
             .onConflict((oc) =>
               oc.column('id').doUpdateSet({
                 status: p('status'),
                 record: p('record'),
                 updated_at: p('updatedAt'),
+                node: p('node'),
               }),
             ),
         {
@@ -132,6 +144,7 @@ export class SqliteInvocationStore implements InvocationStore {
           record: row.record,
           createdAt: row.created_at,
           updatedAt: row.updated_at,
+          node: row.node,
         },
       );
       if (receipt !== undefined) {

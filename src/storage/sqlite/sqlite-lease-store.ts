@@ -1,5 +1,6 @@
 import type { LedgerEntries } from '../../core/index.js';
 import type { Lease, LeaseStore } from '../../capacity/index.js';
+import { ofNodes } from '../sql/node-rows.js';
 import { leaseRow } from '../sql/invocation-rows.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -32,14 +33,10 @@ export class SqliteLeaseStore implements LeaseStore {
     });
   }
 
-  active(): Promise<Lease[]> {
-    const rows = this.db.all(
-      this.db.kysely
-        .selectFrom('leases')
-        .select('record')
-        .where('status', '=', 'active')
-        .orderBy('id'),
-    );
+  active(nodes?: readonly (string | null)[]): Promise<Lease[]> {
+    let q = this.db.kysely.selectFrom('leases').select('record').where('status', '=', 'active');
+    if (nodes) q = q.where(ofNodes(nodes));
+    const rows = this.db.all(q.orderBy('id'));
     return Promise.resolve(rows.map((r) => JSON.parse(r.record) as Lease));
   }
 

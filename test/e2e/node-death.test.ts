@@ -1,0 +1,138 @@
+import { copyFileSync, cpSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { DemoTokens } from '../../src/app/index.js';
+import type { InvocationRecord } from '../../src/invocation/index.js';
+import type { ErrorBody } from '../helpers/gateway-fixture.js';
+import { api, firstRunning, runCli, useServers } from '../helpers/cli.js';
+import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { skipWithout } from '../helpers/prerequisites.js';
+
+const { start, tempDir } = useServers();
+
+const sleepCall = {
+  tool: { id: 'demo/sleep', version: '1.0.0' },
+  input: { ms: 120_000 },
+  environment: 'dev',
+};
+
+/** Rows of `sql` in the database at `url`. */
+async function query<T>(url: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** A short heartbeat and grace period, so the test sees a takeover in seconds. */
+const nodeEnv = (url: string) => ({
+  GATEHOUSE_DB: url,
+  GATEHOUSE_NODE_HEARTBEAT_MS: '500',
+  GATEHOUSE_NODE_GRACE_MS: '3000',
+  // The call that dies is a native one; no sandbox is needed.
+  GATEHOUSE_SANDBOX: 'off',
+});
+
+describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
+  'a gateway node killed with SIGKILL among nodes on one PostgreSQL',
+  () => {
+    it('is taken over by a surviving node: its write call uncertain, a retry 409, the log intact', async () => {
+      const url = await freshPostgresDatabase('nodes');
+      const dirA = tempDir('gatehouse-node-a-');
+      const a = await start(dirA, 60_000, nodeEnv(url));
+      // Node B shares A's keys (receipts and checkpoints verify with one key set) and the demo's
+      // tokens; it has a data directory, and so a node id, of its own.
+      const dirB = tempDir('gatehouse-node-b-');
+      cpSync(join(dirA, 'keys'), join(dirB, 'keys'), { recursive: true });
+      copyFileSync(join(dirA, 'demo-tokens.json'), join(dirB, 'demo-tokens.json'));
+      const b = await start(dirB, 60_000, nodeEnv(url));
+      const idA = readFileSync(join(dirA, 'node-id'), 'utf8').trim();
+      const idB = readFileSync(join(dirB, 'node-id'), 'utf8').trim();
+      expect(idA).not.toBe(idB);
+      const tokens = JSON.parse(readFileSync(join(dirA, 'demo-tokens.json'), 'utf8')) as DemoTokens;
+      const op = tokens.operator;
+      const alive = await query<{ id: string; status: string }>(
+        url,
+        'select id, status from nodes order by id',
+      );
+      expect(alive).toEqual(
+        [
+          { id: idA, status: 'alive' },
+          { id: idB, status: 'alive' },
+        ].sort((x, y) => x.id.localeCompare(y.id)),
+      );
+
+      // A write call runs on node A; node B sees it running (one database).
+      const pending = api(a.url, 'POST', '/v1/invocations', tokens.agent, sleepCall, 'sleep-1');
+      pending.catch(() => undefined);
+      const running = await firstRunning<InvocationRecord>(b.url, op, 400, 50);
+      expect(running?.tool.id).toBe('demo/sleep');
+      expect(running?.node).toBe(idA);
+      const id = running!.id;
+
+      await a.kill('SIGKILL');
+      expect(a.child.signalCode).toBe('SIGKILL');
+      await expect(pending).rejects.toThrow();
+
+      // Node B takes it over once A's heartbeat is older than the grace period.
+      let record: InvocationRecord | undefined;
+      for (let i = 0; i < 600; i++) {
+        record = (await api<InvocationRecord>(b.url, 'GET', `/v1/invocations/${id}`, op)).body;
+        if (record.status !== 'running') break;
+        await sleep(50);
+      }
+      expect(record?.status).toBe('uncertain');
+      expect(record?.error?.code).toBe('NODE_LOST');
+      expect(record?.error?.message).toContain(`The gateway node ${idA} stopped heartbeating`);
+      expect(record?.trace.at(-1)?.reason).toContain(`by node ${idB}`);
+      const nodes = await query<{ id: string; status: string; claimed_by: string | null }>(
+        url,
+        'select id, status, claimed_by from nodes order by id',
+      );
+      expect(nodes.find((n) => n.id === idA)).toEqual({
+        id: idA,
+        status: 'claimed',
+        claimed_by: idB,
+      });
+
+      // The effect is in doubt: the same request is refused until an operator resolves it.
+      const retry = await api<ErrorBody>(
+        b.url,
+        'POST',
+        '/v1/invocations',
+        tokens.agent,
+        sleepCall,
+        'sleep-1',
+      );
+      expect(retry.status).toBe(409);
+      expect(retry.body.error.code).toBe('EFFECT_UNCERTAIN');
+      expect(retry.body.error.details.invocation).toBe(id);
+
+      const receipt = await api(b.url, 'GET', `/v1/invocations/${id}/receipt`, op);
+      expect(receipt.status).toBe(200);
+      const stuck = await query<{ n: string }>(
+        url,
+        `select count(*) as n from invocations where status = 'running'`,
+      );
+      expect(Number(stuck[0]!.n)).toBe(0);
+
+      // B stops cleanly: it deregisters, and the log verifies.
+      await b.kill('SIGTERM');
+      const after = await query<{ id: string; status: string }>(
+        url,
+        `select id, status from nodes where id = '${idB}'`,
+      );
+      expect(after).toEqual([{ id: idB, status: 'stopped' }]);
+      const verified = await runCli(['audit', 'verify', '--data', dirB, '--db', url]);
+      expect(verified.stderr).toBe('');
+      expect(verified.code).toBe(0);
+      expect(verified.stdout).toMatch(/tenant acme: OK, \d+ records/);
+      // Two gateways start on a machine shared with other work: more than the default minute.
+    }, 240_000);
+  },
+);
