@@ -21,6 +21,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase'
         '0004_audit_nodes',
         '0005_access_tokens',
         '0006_audit_heads',
+        '0007_invocation_filters',
       ]);
     } finally {
       await Promise.all(dbs.map((d) => d.close()));

@@ -89,6 +89,11 @@ export interface Tables {
     record: string;
     created_at: string;
     updated_at: string;
+    /** The tool id without its version (from migration 0007, as the next two). */
+    tool_name: string;
+    /** The agent id of the record. */
+    agent_id: string;
+    environment: string;
   };
   approvals: {
     id: string;

@@ -18,6 +18,9 @@ export function invocationRow(r: InvocationRecord): Tables['invocations'] {
     record: JSON.stringify(r),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+    tool_name: r.tool.id,
+    agent_id: r.agent.id,
+    environment: r.environment,
   };
 }
 

@@ -6,6 +6,7 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { selectInvocations } from '../sql/invocation-query.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
 import { SqliteApprovalStore } from './sqlite-approval-store.js';
 import { appendLedger } from './sqlite-ledger.js';
@@ -46,10 +47,8 @@ export class SqliteInvocationStore implements InvocationStore {
   }
 
   list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]> {
-    let q = this.db.kysely.selectFrom('invocations').select('record').where('tenant', '=', tenant);
-    if (query.status) q = q.where('status', '=', query.status);
-    if (query.principal) q = q.where('principal', '=', query.principal);
-    const rows = this.db.all(q.orderBy('id', 'desc').limit(query.limit));
+    const q = this.db.kysely.selectFrom('invocations').select('record');
+    const rows = this.db.all(selectInvocations(q, tenant, query));
     return Promise.resolve(rows.map((r) => parseInvocation(r.record)!));
   }
 
@@ -112,6 +111,9 @@ export class SqliteInvocationStore implements InvocationStore {
               record: p('record'),
               created_at: p('createdAt'),
               updated_at: p('updatedAt'),
+              tool_name: p('toolName'),
+              agent_id: p('agent'),
+              environment: p('environment'),
             })
             .onConflict((oc) =>
               oc.column('id').doUpdateSet({
@@ -132,6 +134,9 @@ export class SqliteInvocationStore implements InvocationStore {
           record: row.record,
           createdAt: row.created_at,
           updatedAt: row.updated_at,
+          toolName: row.tool_name,
+          agent: row.agent_id,
+          environment: row.environment,
         },
       );
       if (receipt !== undefined) {
