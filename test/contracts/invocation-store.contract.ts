@@ -179,7 +179,11 @@ export function invocationStoreContract(
           pages.push(ids(page));
           before = page[page.length - 1]!.id;
         }
-        expect(pages).toEqual([[8, 7], [5, 4], [2, 1]]);
+        expect(pages).toEqual([
+          [8, 7],
+          [5, 4],
+          [2, 1],
+        ]);
         expect(
           ids(await store.list('acme', { limit: 5, environment: 'prod', before: record(9).id })),
         ).toEqual([6, 3]);
