@@ -78,7 +78,9 @@ describe('the OpenAPI document', () => {
       limit: '5',
       cursor: 'ffffffff-ffff-7fff-bfff-ffffffffffff',
     };
-    const query = new URLSearchParams(names.map((n) => [n, example[n]!])).toString();
+    const query = new URLSearchParams(
+      names.map((n): [string, string] => [n, example[n]!]),
+    ).toString();
     const res = await g.inject<{ invocations: unknown[]; nextCursor: unknown }>(
       'GET',
       `/v1/invocations?${query}`,
