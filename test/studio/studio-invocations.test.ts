@@ -20,7 +20,7 @@ async function shown(p: Page): Promise<string[]> {
 const ids = (rs: InvocationRecord[]) => rs.map((r) => r.id).sort();
 
 describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
-  'the Studio in Chromium: the invocation list, filtered by the gateway',
+  "the Studio in Chromium: the invocation list filtered by the gateway, and the gateway's clock",
   () => {
     const studio = useStudio();
     let calls: InvocationRecord[];
@@ -147,6 +147,36 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         .getByRole('alert')
         .getByText(/Query parameter from must be an ISO 8601 instant/)
         .waitFor();
+    });
+
+    it("shows ages and expiries by the gateway's clock when the browser's is 10 minutes ahead", async () => {
+      const g = studio.gateway;
+      const gated = await g.invoke(
+        g.tokens.agent,
+        'clock-1',
+        call('demo/propose-change', { title: 'clock', diff: '-a\n+b' }),
+      );
+      expect(gated.body.status).toBe('awaiting_approval');
+      const approval = (
+        await g.inject<{ expiresAt: string }>('GET', `/v1/approvals/${gated.body.approvalId!}`, {
+          token: g.tokens.reviewer,
+        })
+      ).body;
+      const p = await studio.page();
+      await p.clock.setSystemTime(Date.now() + 10 * 60_000);
+      await signIn(p, studio.url(), g.tokens.reviewer);
+      const card = p.locator(`article[aria-labelledby="approval-${gated.body.approvalId!}"]`);
+      const field = (name: string) => card.locator(`dt:text-is("${name}") + dd`);
+      await field('Expires').waitFor();
+      // The browser's own clock would say "10 min ago" and an expiry 10 minutes early.
+      expect(await field('Requested by').textContent()).toMatch(/(just now|\d+ s ago)$/);
+      const left = Date.parse(approval.expiresAt) - Date.now();
+      const texts = [-1, 0, 1].map((d) =>
+        left < 3_600_000
+          ? `in ${Math.round(left / 60_000) + d} min`
+          : `in ${Math.round(left / 3_600_000) + d} h`,
+      );
+      expect(texts).toContain(await field('Expires').textContent());
     });
   },
 );
