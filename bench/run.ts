@@ -21,6 +21,7 @@ import { httpBench } from './http.js';
 import { mcpBench } from './mcp.js';
 import { sandboxBench } from './sandbox.js';
 import { STREAM_CONNECTIONS, STREAM_SECONDS, streamsBench } from './streams.js';
+import { studioBench } from './studio.js';
 import type { Timing } from './measure.js';
 
 const WARMUP_CALLS = 500;
@@ -40,6 +41,8 @@ const TARGET_MCP_RATIO = 1.5;
 const HTTP_CALLS = 1000;
 const HTTP_WARMUP = 100;
 const TARGET_HTTP_RATIO = 1.3;
+const STUDIO_VIEWS = 5;
+const TARGET_STUDIO_MS = 1000;
 
 const echoBody = {
   tool: { id: 'demo/echo', version: '1.0.0' },
@@ -139,6 +142,7 @@ async function main(): Promise<void> {
 
     const mcp = await mcpBench(join(root, 'mcp'), children, MCP_CALLS, MCP_WARMUP);
     const http = await httpBench(join(root, 'http'), HTTP_CALLS, HTTP_WARMUP);
+    const studio = await studioBench(join(root, 'studio'), STUDIO_VIEWS);
 
     const restDir = join(root, 'rest');
     const rest = await underLoad(
@@ -240,6 +244,26 @@ async function main(): Promise<void> {
         `${HTTP_CALLS} calls, sequential`,
       ),
     );
+    if ('skipped' in studio) {
+      rows.push(['Studio first view: skipped', '-', '-', '-', studio.skipped]);
+    } else {
+      rows.push(
+        timingRow(
+          'Studio first view: sign-in page → approvals inbox rendered',
+          studio.firstView,
+          ms,
+          `headless Chromium, new context each (empty cache), ${STUDIO_VIEWS} views, taking turns with the floor; typing excluded`,
+        ),
+        timingRow('  of which: sign-in page ready to type', studio.signInPage, ms, ''),
+        timingRow('  of which: Sign in → inbox rendered', studio.inbox, ms, ''),
+        timingRow(
+          'floor: the same Chromium loading /healthz of the same gateway',
+          studio.blank,
+          ms,
+          'new context each, navigation to load',
+        ),
+      );
+    }
     if ('skipped' in sandboxed) {
       rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
     } else {
@@ -315,6 +339,12 @@ async function main(): Promise<void> {
       `HTTP: governed p50 ${ms(http.governed.p50)} vs plain fetch ${ms(http.direct.p50)} = ${httpRatio.toFixed(2)}× ` +
         `(target ≤ ${TARGET_HTTP_RATIO}×, ${httpRatio <= TARGET_HTTP_RATIO ? 'met' : 'missed'}).\n`,
     );
+    if (!('skipped' in studio)) {
+      const p50 = studio.firstView.p50;
+      out.write(
+        `Studio: first view p50 ${ms(p50)} (p99 ${ms(studio.firstView.p99)}) vs target < ${TARGET_STUDIO_MS} ms (${studio.firstView.p99 < TARGET_STUDIO_MS ? 'met' : 'missed'}); floor ${ms(studio.blank.p50)}.\n`,
+      );
+    }
     if (!('skipped' in sandboxed)) {
       out.write(
         `Sandbox: governed p50 ${ms(sandboxed.governed.p50)} vs bare bwrap ${ms(sandboxed.bare.p50)} = ${(sandboxed.governed.p50 / sandboxed.bare.p50).toFixed(2)}× (target ≤ 1.3×); vs bare bwrap with the egress forwarder ${ms(sandboxed.bareEgress.p50)} = ${(sandboxed.governed.p50 / sandboxed.bareEgress.p50).toFixed(2)}×.\n`,

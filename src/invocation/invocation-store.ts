@@ -27,10 +27,25 @@ export interface InvocationStep {
   expectedStatus?: InvocationStatus;
 }
 
-/** A query over a tenant's invocations, newest first. */
+/**
+ * A query over a tenant's invocations, newest first (by id: ids are UUIDv7, so in creation order).
+ * Every filter given must hold; `before` pages on from the last id of an earlier answer.
+ */
 export interface InvocationQuery {
   status?: InvocationStatus;
+  /** The principal that made the call (an agent's reads are narrowed to its own by this). */
   principal?: string;
+  /** The tool id, and its version when given. */
+  tool?: { id: string; version?: string };
+  /** The agent id (of the agent release the calling principal acts as). */
+  agent?: string;
+  environment?: string;
+  /** Created at or after this instant (ISO 8601 in UTC, as `Date.toISOString` writes it). */
+  from?: string;
+  /** Created before this instant (same form as `from`). */
+  to?: string;
+  /** Only invocations older than this one (an id): the next page after it. */
+  before?: string;
   limit: number;
 }
 

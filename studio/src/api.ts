@@ -1,4 +1,5 @@
 /** The REST API, same origin, authenticated by the session cookie; writes carry the CSRF token. */
+import { serverClock } from './server-clock.js';
 
 /** An error answered by the gateway (`{"error": {code, message, details}}`) or the network. */
 export class ApiError extends Error {
@@ -40,6 +41,7 @@ export async function api<T>(
   if (method !== 'GET') h['x-csrf-token'] = csrfToken;
   if (body !== undefined) h['content-type'] = 'application/json';
   let res: Response;
+  const sent = Date.now();
   try {
     res = await fetch(path, {
       method,
@@ -50,6 +52,7 @@ export async function api<T>(
   } catch {
     throw new ApiError(0, 'NETWORK', 'The gateway cannot be reached. Is it running?');
   }
+  serverClock.observe(res.headers.get('date'), sent, Date.now());
   const text = await res.text();
   const parsed: unknown = text === '' ? undefined : JSON.parse(text);
   if (!res.ok) {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditPosition, LedgerEntries } from '../../src/core/index.js';
-import type { InvocationRecord, InvocationStore } from '../../src/invocation/index.js';
+import type {
+  InvocationQuery,
+  InvocationRecord,
+  InvocationStore,
+} from '../../src/invocation/index.js';
 
 /**
  * The contract every {@link InvocationStore} keeps. Registers a vitest suite named `name`; `make`
@@ -124,6 +128,66 @@ export function invocationStoreContract(
           ids(await store.list('acme', { limit: 10, principal: 'p-1', status: 'denied' })),
         ).toEqual([2]);
         expect(ids(await store.list('globex', { limit: 10 }))).toEqual([5]);
+      }));
+
+    it('filters by tool (with or without version), agent, environment and time, within the tenant', () =>
+      withStore(async (store) => {
+        const tool = (id: string, version: string) => ({
+          id,
+          version,
+          descriptorDigest: 'a'.repeat(64),
+        });
+        await save(store, record(1, { tool: tool('demo.echo', '2.0.0') }));
+        await save(store, record(2, { agent: { id: 'reviewer-bot', version: '1.0.0' } }));
+        await save(store, record(3, { environment: 'prod' }));
+        await save(store, record(4, { tool: tool('demo.echo-more', '1.0.0') }));
+        await save(store, record(5, { tenant: 'globex', environment: 'prod' }));
+        await save(store, record(6, { principal: 'p-2', environment: 'prod' }));
+        const ids = (rs: InvocationRecord[]) => rs.map((r) => Number(r.id.slice(-5)));
+        const list = async (q: Omit<InvocationQuery, 'limit'>) =>
+          ids(await store.list('acme', { limit: 10, ...q }));
+        expect(await list({ tool: { id: 'demo.echo' } })).toEqual([6, 3, 2, 1]);
+        expect(await list({ tool: { id: 'demo.echo', version: '2.0.0' } })).toEqual([1]);
+        expect(await list({ tool: { id: 'demo.echo', version: '9.9.9' } })).toEqual([]);
+        expect(await list({ tool: { id: 'demo' } })).toEqual([]);
+        expect(await list({ agent: 'reviewer-bot' })).toEqual([2]);
+        expect(await list({ agent: 'coder' })).toEqual([6, 4, 3, 1]);
+        expect(await list({ environment: 'prod' })).toEqual([6, 3]);
+        expect(await list({ environment: 'prod', principal: 'p-1' })).toEqual([3]);
+        expect(await list({ from: at(2) })).toEqual([6, 4, 3, 2]);
+        expect(await list({ to: at(2) })).toEqual([1]);
+        expect(await list({ from: at(2), to: at(4) })).toEqual([3, 2]);
+        expect(await list({ from: at(4), to: at(2) })).toEqual([]);
+        expect(ids(await store.list('globex', { limit: 10, environment: 'prod' }))).toEqual([5]);
+      }));
+
+    it('pages newest first with before, every filter holding on each page', () =>
+      withStore(async (store) => {
+        for (let n = 1; n <= 9; n++)
+          await save(store, record(n, n % 3 === 0 ? { environment: 'prod' } : {}));
+        await save(store, record(10, { tenant: 'globex', environment: 'prod' }));
+        const ids = (rs: InvocationRecord[]) => rs.map((r) => Number(r.id.slice(-5)));
+        const pages: number[][] = [];
+        let before: string | undefined;
+        for (;;) {
+          const page = await store.list('acme', {
+            limit: 2,
+            environment: 'dev',
+            ...(before !== undefined ? { before } : {}),
+          });
+          if (page.length === 0) break;
+          pages.push(ids(page));
+          before = page[page.length - 1]!.id;
+        }
+        expect(pages).toEqual([
+          [8, 7],
+          [5, 4],
+          [2, 1],
+        ]);
+        expect(
+          ids(await store.list('acme', { limit: 5, environment: 'prod', before: record(9).id })),
+        ).toEqual([6, 3]);
+        expect(ids(await store.list('acme', { limit: 5, before: record(1).id }))).toEqual([]);
       }));
 
     it('lists one state across every tenant', () =>

@@ -254,7 +254,10 @@ function cases(): Record<RouteKey, Case> {
     },
     'GET /v1/invocations': {
       target: 'none',
-      request: () => ({ url: '/v1/invocations?limit=500' }),
+      // Filters the first agent's call matches: narrowing holds under them too.
+      request: () => ({
+        url: `/v1/invocations?limit=500&tool=demo%2Fecho&agent=demo-agent&environment=dev&from=${encodeURIComponent(fx.invocation.createdAt)}`,
+      }),
       private: () => [inv()],
     },
     'GET /v1/invocations/:id': {
@@ -662,6 +665,56 @@ describe('what an agent owns', () => {
     expect(tools.tools.map((t) => `${t.id}@${t.version}`).sort()).toEqual(
       closure.map((t) => `${t.id}@${t.version}`).sort(),
     );
+  });
+
+  it("an agent's invocations hold its own under every filter and on every page; another tenant's hold none of these", async () => {
+    const first = fx.invocation;
+    const own = await g.invoke(fx.agent2, 'matrix-filters', call('demo/echo', { message: 'f' }));
+    expect(own.status).toBe(200);
+    const agent2 = g.gateway.directory.authenticate(fx.agent2)!.id;
+    const range = `from=${encodeURIComponent(first.createdAt)}&to=${encodeURIComponent(new Date(Date.parse(own.body.createdAt) + 1).toISOString())}`;
+    const filters = [
+      '',
+      'status=observed',
+      'tool=demo%2Fecho',
+      'tool=demo%2Fecho&toolVersion=1.0.0',
+      // Both agents act as demo-agent: the agent filter does not widen an agent's reach.
+      'agent=demo-agent',
+      'environment=dev',
+      range,
+      `status=observed&tool=demo%2Fecho&toolVersion=1.0.0&agent=demo-agent&environment=dev&${range}`,
+    ];
+    /** Every page of the list, two at a time, following nextCursor. */
+    const all = async (filter: string, token: string) => {
+      const found: InvocationRecord[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 200; page++) {
+        const url = `/v1/invocations?limit=2&${filter}${cursor ? `&cursor=${cursor}` : ''}`;
+        const res = await send('GET', { url }, token);
+        expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);
+        const body = res.body as { invocations: InvocationRecord[]; nextCursor: string | null };
+        found.push(...body.invocations);
+        cursor = body.nextCursor;
+        if (cursor === null) return found;
+      }
+      throw new Error(`${filter}: more than 200 pages`);
+    };
+    for (const filter of filters) {
+      const tenantWide = (await all(filter, g.tokens.operator)).map((i) => i.id);
+      expect(tenantWide, filter).toEqual(expect.arrayContaining([first.id, own.body.id]));
+      expect(new Set(tenantWide).size, filter).toBe(tenantWide.length);
+      const mine = await all(filter, fx.agent2);
+      expect(
+        mine.map((i) => i.id),
+        filter,
+      ).toContain(own.body.id);
+      expect(new Set(mine.map((i) => i.principal)), filter).toEqual(new Set([agent2]));
+      for (const role of ['agent', 'operator'] as const) {
+        const theirs = JSON.stringify(await all(filter, fx.others[role]!));
+        expect(theirs, `${role} of globex, ${filter}`).not.toContain(first.id);
+        expect(theirs, `${role} of globex, ${filter}`).not.toContain(own.body.id);
+      }
+    }
   });
 
   it("an audit record of the tenant's lifecycle, or of another agent's call, is answered as missing", async () => {

@@ -47,6 +47,56 @@ describe('the OpenAPI document', () => {
     expect(missing).toEqual([]);
   });
 
+  it('documents the filters of GET /v1/invocations, each of which the route accepts', async () => {
+    const op = paths['/v1/invocations']!.get as unknown as {
+      parameters: { name: string; in: string; description: string }[];
+      responses: Record<string, unknown>;
+    };
+    const names = op.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+    expect(names.sort()).toEqual(
+      [
+        'agent',
+        'cursor',
+        'environment',
+        'from',
+        'limit',
+        'status',
+        'to',
+        'tool',
+        'toolVersion',
+      ].sort(),
+    );
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400']));
+    const example: Record<string, string> = {
+      status: 'observed',
+      tool: 'demo/echo',
+      toolVersion: '1.0.0',
+      agent: 'demo-agent',
+      environment: 'dev',
+      from: '2026-01-01T00:00:00Z',
+      to: '2099-01-01',
+      limit: '5',
+      cursor: 'ffffffff-ffff-7fff-bfff-ffffffffffff',
+    };
+    const query = new URLSearchParams(
+      names.map((n): [string, string] => [n, example[n]!]),
+    ).toString();
+    const res = await g.inject<{ invocations: unknown[]; nextCursor: unknown }>(
+      'GET',
+      `/v1/invocations?${query}`,
+      { token: g.tokens.operator },
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toEqual({ invocations: [], nextCursor: null });
+    const undocumented = await g.inject<{ error: { details: unknown } }>(
+      'GET',
+      '/v1/invocations?principal=x',
+      { token: g.tokens.operator },
+    );
+    expect(undocumented.status).toBe(400);
+    expect(undocumented.body.error.details).toEqual({ parameter: 'principal' });
+  });
+
   it('answers the operational routes as before', async () => {
     expect((await g.inject('GET', '/healthz')).body).toEqual({ status: 'ok' });
     // Not listening: the gateway is not ready, and says so with 503.

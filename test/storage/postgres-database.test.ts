@@ -21,6 +21,8 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase'
         '0004_audit_nodes',
         '0005_access_tokens',
         '0006_audit_heads',
+        '0007_invocation_filters',
+        '0008_nodes',
       ]);
     } finally {
       await Promise.all(dbs.map((d) => d.close()));

@@ -1,18 +1,9 @@
 import { ErrorCode, GatehouseError } from '../../core/index.js';
-import { InvocationStatus } from '../../invocation/index.js';
-import type { InvocationStatus as Status } from '../../invocation/index.js';
 import { invocationStatusCode } from '../error-status.js';
-import {
-  IDEMPOTENCY_KEY,
-  intParam,
-  objectBody,
-  optionalString,
-  stringField,
-} from '../request-parsing.js';
+import { INVOCATION_FILTER_PARAMETERS, invocationQuery } from '../invocation-filters.js';
+import { IDEMPOTENCY_KEY, objectBody, optionalString, stringField } from '../request-parsing.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
-
-const statuses = Object.values(InvocationStatus) as string[];
 
 /** `POST /v1/invocations` and reading invocations and receipts. */
 export function invocationRoutes(s: GatewayServices): Route[] {
@@ -86,26 +77,25 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       method: 'GET',
       url: '/v1/invocations',
       tag: 'invocations',
-      summary: "List the tenant's invocations, newest first (agents see their own)",
-      query: {
-        status: { type: 'string', description: `one of ${statuses.join(', ')}` },
-        limit: { type: 'integer', description: 'at most this many (default 50, max 500)' },
+      summary:
+        "List the tenant's invocations, newest first (agents see their own), filtered and paged by cursor",
+      query: INVOCATION_FILTER_PARAMETERS,
+      responses: {
+        '200':
+          '{invocations: [...], nextCursor}: nextCursor (null on the last page) is the cursor of the next page',
+        '400': 'a filter is malformed (details.parameter names it)',
       },
-      responses: { '200': '{invocations: [...]}' },
       handler: async (principal, req, _reply, grant) => {
-        const q = req.query as Record<string, string | undefined>;
-        if (q.status !== undefined && !statuses.includes(q.status)) {
-          throw new GatehouseError(
-            ErrorCode.INVALID_INPUT,
-            `Query parameter status must be one of ${statuses.join(', ')}.`,
-          );
-        }
-        const limit = Math.min(500, intParam(q.limit, 'limit', 50));
-        const invocations = await s.invocations.list(principal.tenant, grant.owner, {
-          limit,
-          ...(q.status ? { status: q.status as Status } : {}),
+        const query = invocationQuery(req.query);
+        // One more than the page tells whether another page follows.
+        const found = await s.invocations.list(principal.tenant, grant.owner, {
+          ...query,
+          limit: query.limit + 1,
         });
-        return { status: 200, body: { invocations } };
+        const invocations = found.slice(0, query.limit);
+        const last = invocations[invocations.length - 1];
+        const nextCursor = found.length > query.limit && last ? last.id : null;
+        return { status: 200, body: { invocations, nextCursor } };
       },
     },
     {

@@ -6,6 +6,7 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { selectInvocations } from '../sql/invocation-query.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
 import { ofNodes, statusChangedError } from '../sql/node-rows.js';
 import { consumeApproval, insertApproval } from './postgres-approval-store.js';
@@ -47,10 +48,8 @@ export class PostgresInvocationStore implements InvocationStore {
   }
 
   async list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]> {
-    let q = this.db.kysely.selectFrom('invocations').select('record').where('tenant', '=', tenant);
-    if (query.status) q = q.where('status', '=', query.status);
-    if (query.principal) q = q.where('principal', '=', query.principal);
-    const rows = await q.orderBy('id', 'desc').limit(query.limit).execute();
+    const q = this.db.kysely.selectFrom('invocations').select('record');
+    const rows = await selectInvocations(q, tenant, query).execute();
     return rows.map((r) => parseInvocation(r.record)!);
   }
 

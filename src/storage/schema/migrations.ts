@@ -3,6 +3,7 @@ import type { Kysely, Migration } from 'kysely';
 import { backfillAuditNodes } from './backfill-audit-nodes.js';
 import { accessTokens } from './migration-access-tokens.js';
 import { auditHeads } from './migration-audit-heads.js';
+import { invocationFilters } from './migration-invocation-filters.js';
 import { nodes } from './migration-nodes.js';
 
 /** SQL dialects the migrations are written for. */
@@ -280,6 +281,7 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
     // PostgreSQL only: nodes append to a tenant's log under a row lock on its tree head. SQLite's
     // one writer needs none.
     ...(dialect === 'postgres' ? { '0006_audit_heads': auditHeads() } : {}),
+    '0007_invocation_filters': invocationFilters(),
     '0008_nodes': nodes(),
   };
 }

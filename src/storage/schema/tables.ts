@@ -91,6 +91,11 @@ export interface Tables {
     updated_at: string;
     /** The node that last ran or queued it (from migration 0008); null before. */
     node: string | null;
+    /** The tool id without its version (from migration 0007, as the next two). */
+    tool_name: string;
+    /** The agent id of the record. */
+    agent_id: string;
+    environment: string;
   };
   approvals: {
     id: string;

@@ -19,6 +19,9 @@ export function invocationRow(r: InvocationRecord): Tables['invocations'] {
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     node: r.node ?? null,
+    tool_name: r.tool.id,
+    agent_id: r.agent.id,
+    environment: r.environment,
   };
 }
 

@@ -6,6 +6,7 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { selectInvocations } from '../sql/invocation-query.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
 import { ofNodes, statusChangedError } from '../sql/node-rows.js';
 import { SqliteApprovalStore } from './sqlite-approval-store.js';
@@ -47,10 +48,8 @@ export class SqliteInvocationStore implements InvocationStore {
   }
 
   list(tenant: string, query: InvocationQuery): Promise<InvocationRecord[]> {
-    let q = this.db.kysely.selectFrom('invocations').select('record').where('tenant', '=', tenant);
-    if (query.status) q = q.where('status', '=', query.status);
-    if (query.principal) q = q.where('principal', '=', query.principal);
-    const rows = this.db.all(q.orderBy('id', 'desc').limit(query.limit));
+    const q = this.db.kysely.selectFrom('invocations').select('record');
+    const rows = this.db.all(selectInvocations(q, tenant, query));
     return Promise.resolve(rows.map((r) => parseInvocation(r.record)!));
   }
 
@@ -123,6 +122,9 @@ export class SqliteInvocationStore implements InvocationStore {
               created_at: p('createdAt'),
               updated_at: p('updatedAt'),
               node: p('node'),
+              tool_name: p('toolName'),
+              agent_id: p('agent'),
+              environment: p('environment'),
             })
             .onConflict((oc) =>
               oc.column('id').doUpdateSet({
@@ -145,6 +147,9 @@ export class SqliteInvocationStore implements InvocationStore {
           createdAt: row.created_at,
           updatedAt: row.updated_at,
           node: row.node,
+          toolName: row.tool_name,
+          agent: row.agent_id,
+          environment: row.environment,
         },
       );
       if (receipt !== undefined) {

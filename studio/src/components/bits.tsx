@@ -67,9 +67,11 @@ export function DiffView({ diff, label }: { diff: string; label: string }) {
 }
 
 /**
- * A time, as "3 min ago" / "in 2 h", with the exact time on hover and for assistive tech. A
- * `past` time (something that happened, stamped by the gateway) never reads as future: a browser
- * clock behind the gateway's would otherwise show a request made "in 2 s".
+ * A time, as "3 min ago" / "in 2 h", with the exact time on hover and for assistive tech. `now` is
+ * the gateway's time (`useServerNow`: the browser's clock corrected by the offset the API's `Date`
+ * headers show), so a browser clock minutes off still reads true. A `past` time (stamped by the
+ * gateway) within a second of now, on either side, reads "just now": the offset is known to about
+ * a second, and a request is never made "in 1 s".
  */
 export function When({ at, now, past }: { at: string; now: number; past?: boolean }) {
   const ms = Date.parse(at) - now;

@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { Busy, Empty, ErrorNote } from '../components/bits.js';
+import { useServerNow } from '../server-clock.js';
 import type { Approval } from '../types.js';
 import { useResource } from '../use-resource.js';
 import { ApprovalCard } from './approval-card.js';
@@ -10,19 +10,9 @@ const EVENTS = ['ApprovalRequested', 'ApprovalDecided', 'ToolInvocationCompleted
 /** How many decided approvals the history shows. */
 const HISTORY = 25;
 
-/** A clock that ticks every 15 s, so ages and expiries stay true on a page left open. */
-function useNow(): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const t = setInterval(() => setNow(Date.now()), 15_000);
-    return () => clearInterval(t);
-  }, []);
-  return now;
-}
-
 /** The approval inbox: pending requests first (oldest first), then recent decisions. */
 export function ApprovalsView() {
-  const now = useNow();
+  const now = useServerNow();
   const all = useResource(
     async () => (await api<{ approvals: Approval[] }>('GET', '/v1/approvals')).approvals,
     [],

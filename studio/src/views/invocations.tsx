@@ -1,10 +1,11 @@
-import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import type { EventType } from '../../../src/core/events.js';
 import { api } from '../api.js';
 import { Busy, Empty, ErrorNote, StatusBadge } from '../components/bits.js';
-import { INVOCATION_STATUSES } from '../invocation-states.js';
+import { filtersOf, listPath, pagePath } from '../invocation-filter-state.js';
 import type { Invocation } from '../types.js';
 import { useResource } from '../use-resource.js';
+import { InvocationFilters } from './invocation-filters.js';
 
 const EVENTS: EventType[] = [
   'ToolInvocationRequested',
@@ -14,94 +15,45 @@ const EVENTS: EventType[] = [
   'ToolEffectUncertain',
   'ToolEffectResolved',
 ];
-const STATUSES = ['', ...INVOCATION_STATUSES];
-/** How many invocations the list reads (the API's largest page). */
-const LIMIT = 500;
+/** How many invocations one page shows. */
+const PAGE = 100;
 
-/** Invocations, newest first, filtered by status (by the API) and tool, agent, environment, time. */
+/**
+ * Invocations, newest first, filtered by the API (status, tool, agent, environment, time) as the
+ * page's URL says, a page at a time (the URL's `cursor`).
+ */
 export function InvocationsView() {
-  const [status, setStatus] = useState('');
-  const [tool, setTool] = useState('');
-  const [agent, setAgent] = useState('');
-  const [environment, setEnvironment] = useState('');
-  const [since, setSince] = useState('');
+  const { query, route } = useLocation();
+  const filters = filtersOf(query);
+  const cursor = query.cursor || undefined;
+  const path = listPath(filters, PAGE, cursor);
   const list = useResource(
-    async () =>
-      (
-        await api<{ invocations: Invocation[] }>(
-          'GET',
-          `/v1/invocations?limit=${LIMIT}${status ? `&status=${status}` : ''}`,
-        )
-      ).invocations,
-    [status],
+    async () => ({
+      path,
+      ...(await api<{ invocations: Invocation[]; nextCursor: string | null }>('GET', path)),
+    }),
+    [path],
     EVENTS,
   );
-  const sinceMs = since === '' ? 0 : Date.parse(since);
-  const shown = (list.value ?? []).filter(
-    (i) =>
-      (tool === '' || `${i.tool.id}@${i.tool.version}`.includes(tool)) &&
-      (agent === '' || `${i.agent.id}@${i.agent.version}`.includes(agent)) &&
-      (environment === '' || i.environment === environment) &&
-      (sinceMs === 0 || Date.parse(i.createdAt) >= sinceMs),
-  );
-  const environments = [...new Set((list.value ?? []).map((i) => i.environment))].sort();
+  // Rows of other filters never stand for these (while they load, or when they were refused).
+  const current = list.value?.path === path ? list.value : undefined;
+  const rows = current?.invocations ?? [];
+  const filtered = Object.keys(filters).length > 0;
   return (
     <section aria-labelledby="invocations-title">
       <h1 id="invocations-title">Invocations</h1>
-      <form class="filters" onSubmit={(e) => e.preventDefault()} aria-label="Filter invocations">
-        <label>
-          Status
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s === '' ? 'any' : s.replace('_', ' ')}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Tool
-          <input
-            value={tool}
-            onInput={(e) => setTool(e.currentTarget.value)}
-            placeholder="demo/echo"
-          />
-        </label>
-        <label>
-          Agent
-          <input
-            value={agent}
-            onInput={(e) => setAgent(e.currentTarget.value)}
-            placeholder="demo-agent"
-          />
-        </label>
-        <label>
-          Environment
-          <select value={environment} onChange={(e) => setEnvironment(e.currentTarget.value)}>
-            <option value="">any</option>
-            {environments.map((e) => (
-              <option key={e} value={e}>
-                {e}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Since
-          <input
-            type="datetime-local"
-            value={since}
-            onInput={(e) => setSince(e.currentTarget.value)}
-          />
-        </label>
-      </form>
+      <InvocationFilters value={filters} onApply={(f) => route(pagePath(f))} />
       <ErrorNote message={list.error} />
-      {list.value === undefined && list.loading ? <Busy label="Loading invocations…" /> : null}
-      {list.value !== undefined && shown.length === 0 ? <Empty>No invocations match.</Empty> : null}
-      {shown.length > 0 ? (
+      {current === undefined && list.loading ? <Busy label="Loading invocations…" /> : null}
+      {current !== undefined && rows.length === 0 ? (
+        <Empty>{filtered ? 'No invocations match these filters.' : 'No invocations yet.'}</Empty>
+      ) : null}
+      {rows.length > 0 ? (
         <table>
           <caption class="subtle">
-            {shown.length} of the newest {list.value?.length ?? 0} invocations
+            {rows.length} invocation{rows.length === 1 ? '' : 's'}
+            {filtered ? ' matching the filters' : ''}, newest first
+            {cursor ? ' (an older page)' : ''}
           </caption>
           <thead>
             <tr>
@@ -113,7 +65,7 @@ export function InvocationsView() {
             </tr>
           </thead>
           <tbody>
-            {shown.map((i) => (
+            {rows.map((i) => (
               <tr key={i.id}>
                 <td>
                   <StatusBadge status={i.status} />
@@ -135,6 +87,12 @@ export function InvocationsView() {
           </tbody>
         </table>
       ) : null}
+      <nav class="pager" aria-label="Pages of invocations">
+        {cursor ? <a href={pagePath(filters)}>Newest</a> : null}
+        {current?.nextCursor ? (
+          <a href={pagePath(filters, current.nextCursor)}>Older invocations</a>
+        ) : null}
+      </nav>
     </section>
   );
 }
