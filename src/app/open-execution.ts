@@ -2,7 +2,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { ExecutionCapacity, Reaper } from '../capacity/index.js';
-import { BrowserExecutor, ShellExecutor } from '../executors/index.js';
+import { BrowserExecutor, ComputerUseExecutor, ShellExecutor } from '../executors/index.js';
 import { SandboxLeases } from '../invocation/index.js';
 import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
@@ -62,6 +62,7 @@ export async function openExecution(options: {
   const executors = new Map<string, Executor>([
     ['shell', new ShellExecutor()],
     ['browser', new BrowserExecutor()],
+    ['computer-use', new ComputerUseExecutor()],
   ]);
   const base = { secrets, broker, capacity, executors };
   if (!sc.enabled)
@@ -117,6 +118,10 @@ export async function openExecution(options: {
   await mkdir(browserScratch, { mode: 0o711 });
   await chmod(browserScratch, 0o711);
   executors.set('browser', new BrowserExecutor(sandbox, browserScratch));
+  // A desktop lives as long as its lease: released or reaped, its display and application go.
+  const computerUse = new ComputerUseExecutor(sandbox);
+  executors.set('computer-use', computerUse);
+  capacity.onEnd((lease) => computerUse.endLease(lease.id));
   const mcpSandbox = new McpSandbox({
     sandbox,
     capacity,
@@ -161,6 +166,7 @@ export async function openExecution(options: {
     reapedAtStart: [...new Set([...orphans, ...reaped])],
     close: async () => {
       reaper.close();
+      await computerUse.close();
       await egress.close();
       await sandbox.close();
     },
