@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,6 +7,7 @@ import { pngSize } from '../../src/executors/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 import {
   cgroupDirsStartingWith,
@@ -44,6 +45,7 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
   beforeAll(async () => {
     // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
     g = await startDemoGateway({
+      listen: true,
       sandbox: { attemptTtlMs: ATTEMPT_TTL_MS, reapIntervalMs: 3_600_000 },
     });
     agent = await publishAgent(g, 'desktop-agent', [
@@ -52,6 +54,15 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
         allowedActions: ['screenshot', 'type', 'key', 'left_click', 'wait', 'cursor_position'],
         display: DISPLAY,
       }),
+      desktopTool(
+        'test/desktop-slow',
+        {
+          application: ['xterm', '-title', TITLE, '-maximized'],
+          allowedActions: ['type', 'key', 'wait'],
+          display: DISPLAY,
+        },
+        { timeoutMs: 6_000 },
+      ),
     ]);
   }, 60_000);
 
@@ -150,6 +161,48 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     expect(out(r).desktop).toBe('started');
     expect(ours()).toEqual([]);
     expect(desktopCgroups(String(r.lease?.id))).toEqual([]);
+  }, 60_000);
+
+  it('a write-class call whose desktop times out after input was sent is uncertain, and its desktop is gone', async () => {
+    n += 1;
+    const res = await g.invoke(agent, `desktop-${n}`, {
+      ...(call('test/desktop-slow', {
+        actions: [
+          { action: 'type', text: 'echo started > /workspace/y' },
+          { action: 'key', text: 'Return' },
+          { action: 'wait', duration: 10 },
+        ],
+      }) as object),
+      runId: 'run-1',
+      attemptId: 'attempt-slow',
+    });
+    const r = res.body;
+    expect(r.status, JSON.stringify(r.error)).toBe('uncertain');
+    expect(r.error?.code).toBe('TIMEOUT');
+    expect(r.error?.message).toMatch(/an effect may have happened/);
+    expect(desktopCgroups(String(r.lease?.id))).toEqual([]);
+    expect(ours()).toEqual([]);
+  }, 60_000);
+
+  it('answers an MCP client with the closing screenshot as an image content block', async () => {
+    const { client } = await connectMcp(`${g.url!}/mcp`, agent);
+    try {
+      const result = await client.callTool({
+        name: 'test_desktop__1_0_0',
+        arguments: { actions: [{ action: 'left_click', coordinate: [400, 300] }] },
+        _meta: { 'gatehouse/idempotencyKey': 'desktop-mcp-1' },
+      });
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+      const content = result.content as { type: string; data?: string; mimeType?: string }[];
+      expect(content.map((c) => c.type)).toEqual(['text', 'image']);
+      expect(content[1]!.mimeType).toBe('image/png');
+      const png = Buffer.from(content[1]!.data!, 'base64');
+      expect(pngSize(png)).toEqual(DISPLAY);
+      const shot = (result.structuredContent as DesktopOutput).screenshot;
+      expect(createHash('sha256').update(png).digest('hex')).toBe(shot.artifact);
+    } finally {
+      await client.close();
+    }
   }, 60_000);
 
   it('refuses, at validation and with a pointer to the action, one the tool does not allow and a coordinate off the display', async () => {
