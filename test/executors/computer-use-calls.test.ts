@@ -205,6 +205,25 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     }
   }, 60_000);
 
+  it("the demo agent's demo/desktop is an xterm whose typed commands act in the attempt's workspace", async () => {
+    const res = await g.invoke(g.tokens.agent, 'demo-desktop-1', {
+      ...(call('demo/desktop', {
+        actions: [
+          { action: 'type', text: 'pwd > from-demo' },
+          { action: 'key', text: 'Return' },
+          { action: 'wait', duration: 1 },
+        ],
+      }) as object),
+      runId: 'demo-run',
+      attemptId: 'demo-attempt',
+    });
+    const r = res.body;
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    expect(out(r).screenshot).toMatchObject({ mediaType: 'image/png', width: 1024, height: 768 });
+    const workspace = join(g.sandboxRoot, 'workspaces', String(r.lease?.id));
+    expect(readFileSync(join(workspace, 'from-demo'), 'utf8')).toBe('/workspace\n');
+  }, 60_000);
+
   it('refuses, at validation and with a pointer to the action, one the tool does not allow and a coordinate off the display', async () => {
     const res = await g.invoke(
       agent,
