@@ -118,8 +118,16 @@ export async function openExecution(options: {
   await mkdir(browserScratch, { mode: 0o711 });
   await chmod(browserScratch, 0o711);
   executors.set('browser', new BrowserExecutor(sandbox, browserScratch));
+  // Desktops' egress relay sockets: this gateway's alone, so what a crash left goes.
+  const desktopScratch = join(sc.root, 'desktop');
+  await rm(desktopScratch, { recursive: true, force: true });
+  await mkdir(desktopScratch, { mode: 0o711 });
+  await chmod(desktopScratch, 0o711);
+  const computerUse = new ComputerUseExecutor(sandbox, {
+    scratch: desktopScratch,
+    owner: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
+  });
   // A desktop lives as long as its lease: released or reaped, its display and application go.
-  const computerUse = new ComputerUseExecutor(sandbox);
   executors.set('computer-use', computerUse);
   capacity.onEnd((lease) => computerUse.endLease(lease.id));
   const mcpSandbox = new McpSandbox({

@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,6 +28,10 @@ const ATTEMPT_TTL_MS = 2_000;
 
 let g: DemoGateway;
 let agent: string;
+/** A loopback page the net tool's egress lists, and a port it does not. */
+let site: Server;
+let other: Server;
+const portOf = (s: Server) => (s.address() as AddressInfo).port;
 
 interface Shot {
   mediaType: string;
@@ -43,6 +50,9 @@ const unavailable = skipWithout('Xvfb, xdotool, ImageMagick and xterm', missingD
 
 describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
   beforeAll(async () => {
+    site = createServer((_req, res) => res.end('from-the-listed-site'));
+    other = createServer((_req, res) => res.end('the-unlisted-secret'));
+    for (const s of [site, other]) await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
     // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
     g = await startDemoGateway({
       listen: true,
@@ -63,11 +73,21 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
         },
         { timeoutMs: 6_000 },
       ),
+      desktopTool(
+        'test/desktop-net',
+        {
+          application: ['xterm', '-title', TITLE, '-maximized'],
+          allowedActions: ['type', 'key', 'wait'],
+          display: DISPLAY,
+        },
+        { sandbox: { memoryMb: 512, pids: 256, egress: [`127.0.0.1:${portOf(site)}`] } },
+      ),
     ]);
   }, 60_000);
 
   afterAll(async () => {
     await g?.close();
+    for (const s of [site, other]) s?.close();
   });
 
   let n = 0;
@@ -184,6 +204,34 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     expect(ours()).toEqual([]);
   }, 60_000);
 
+  it("reaches only the lease's allow-list, through the running call's egress endpoint, with the decisions on its record", async () => {
+    const listed = `http://127.0.0.1:${portOf(site)}/`;
+    const unlisted = `http://127.0.0.1:${portOf(other)}/`;
+    n += 1;
+    const res = await g.invoke(agent, `desktop-${n}`, {
+      ...(call('test/desktop-net', {
+        actions: [
+          { action: 'type', text: `curl -s -o got ${listed}; curl -s -o other ${unlisted}` },
+          { action: 'key', text: 'Return' },
+          { action: 'wait', duration: 3 },
+        ],
+      }) as object),
+      runId: 'run-1',
+      attemptId: 'attempt-net',
+    });
+    const r = res.body;
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const workspace = join(g.sandboxRoot, 'workspaces', String(r.lease?.id));
+    expect(readFileSync(join(workspace, 'got'), 'utf8')).toBe('from-the-listed-site');
+    expect(
+      existsSync(join(workspace, 'other')) ? readFileSync(join(workspace, 'other'), 'utf8') : '',
+    ).not.toContain('the-unlisted-secret');
+    expect(r.egress.map((e) => [e.port, e.allowed])).toEqual([
+      [portOf(site), true],
+      [portOf(other), false],
+    ]);
+  }, 60_000);
+
   it('answers an MCP client with the closing screenshot as an image content block', async () => {
     const { client } = await connectMcp(`${g.url!}/mcp`, agent);
     try {
@@ -225,6 +273,7 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
   }, 60_000);
 
   it('refuses, at validation and with a pointer to the action, one the tool does not allow and a coordinate off the display', async () => {
+    const before = ours().map((p) => p.pid);
     const res = await g.invoke(
       agent,
       'desktop-refused',
@@ -261,6 +310,7 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
         ) as unknown,
       },
     ]);
-    expect(ours()).toEqual([]);
+    // Nothing started: a denied call has no lease and no desktop.
+    expect(ours().map((p) => p.pid)).toEqual(before);
   });
 });

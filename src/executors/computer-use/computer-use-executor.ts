@@ -25,7 +25,7 @@ const CLOSE_MARGIN_MS = 1000;
 /**
  * Runs `computer-use` descriptors (DESIGN §10): a virtual display (Xvfb) and the application the
  * descriptor names, in a sandbox of the call's lease (its limits, seccomp, the sandbox user, its
- * workspace, no network), driven with xdotool inside that sandbox. A call runs its actions in
+ * workspace, the network only through the running call's egress endpoint), driven with xdotool inside that sandbox. A call runs its actions in
  * order and answers each one's result and a screenshot taken after them (a PNG artifact). The
  * desktop lives as long as the lease: the calls of one attempt (`runId` + `attemptId`) see one
  * desktop, and `endLease` (the lease released or reaped) kills it. A call whose desktop dies or
@@ -35,8 +35,16 @@ export class ComputerUseExecutor implements Executor {
   readonly lease: LeaseNeed = { kind: 'sandbox' };
   private readonly desktops: Desktops | null;
 
-  /** Without a sandbox (this machine cannot run one) descriptors validate but calls fail before effect. */
-  constructor(private readonly sandbox?: ConfiningSandbox) {
+  /**
+   * Without a sandbox (this machine cannot run one) descriptors validate but calls fail before
+   * effect. `egress`: a directory of this gateway's for the desktops' egress relay sockets, which
+   * the sandbox user can pass through (mode 0711; the gateway empties it at start), and the user
+   * that connects (the sandbox user of a root gateway); without it desktops have no network.
+   */
+  constructor(
+    private readonly sandbox?: ConfiningSandbox,
+    private readonly egress?: { scratch: string; owner: { uid: number; gid: number } | null },
+  ) {
     this.desktops = sandbox ? new Desktops(sandbox) : null;
   }
 
@@ -85,6 +93,7 @@ export class ComputerUseExecutor implements Executor {
           limits: lease.limits,
           display,
           application: computerUseExecution(d).application,
+          egress: this.egress ?? null,
         },
         left(),
       ));
@@ -94,6 +103,8 @@ export class ComputerUseExecutor implements Executor {
     // An abort (timeout, revocation, shutdown) ends the desktop: its state is then unknown.
     const kill = (): void => void desktop.close();
     signal.addEventListener('abort', kill, { once: true });
+    // The desktop's network is this call's egress endpoint while the call runs, and none after.
+    desktop.useEgress(lease.egressSocket);
     const context: ActionContext = {
       desktop,
       display,
@@ -122,6 +133,7 @@ export class ComputerUseExecutor implements Executor {
         output: { actions: results, screenshot: shot, ...state(desktop, display, fresh) },
       };
     } finally {
+      desktop.useEgress(null);
       signal.removeEventListener('abort', kill);
     }
   }

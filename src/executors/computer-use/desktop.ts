@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import type { ConfinedCommand } from '../../sandbox/index.js';
 import type { ConfiningSandbox } from '../browser/index.js';
 import { desktopArgv, frameCommand, parseAnswer } from './desktop-driver.js';
+import { EgressRelay } from './egress-relay.js';
 import type { DriverAnswer } from './desktop-driver.js';
 
 /** Largest answer line the driver may send (a screenshot, base64): past it the desktop ends. */
@@ -19,11 +20,17 @@ export interface DesktopSpec {
   limits: { memoryBytes: number; cpus: number; pids: number; timeoutMs: number };
   display: { width: number; height: number };
   application: readonly string[];
+  /**
+   * Where the desktop's egress relay socket goes (a directory of the gateway's the sandbox user can
+   * pass through) and who may connect to it; null: the desktop has no network at all.
+   */
+  egress: { scratch: string; owner: { uid: number; gid: number } | null } | null;
 }
 
 /**
  * A virtual display and its application in a sandbox of their own (bubblewrap, the lease's
- * cgroup limits, seccomp, the sandbox user, no network), driven over the driver's stdin/stdout.
+ * cgroup limits, seccomp, the sandbox user, network only through an {@link EgressRelay} to the
+ * running call's egress endpoint), driven over the driver's stdin/stdout.
  * Commands run one at a time, inside the sandbox.
  */
 export class Desktop {
@@ -37,6 +44,7 @@ export class Desktop {
   private constructor(
     private readonly child: ChildProcess,
     private readonly command: ConfinedCommand,
+    private readonly relay: EgressRelay | null,
   ) {
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => this.take(chunk));
@@ -56,15 +64,24 @@ export class Desktop {
     spec: DesktopSpec,
     timeoutMs: number,
   ): Promise<Desktop> {
-    const command = await sandbox.confinedCommand({
-      id: spec.id,
-      argv: desktopArgv(spec.display, spec.application),
-      env: { HOME: '/tmp', LANG: 'C.UTF-8', SHELL: '/bin/sh', TERM: 'xterm' },
-      workspace: spec.workspace,
-      readOnlyMounts: spec.readOnlyMounts,
-      limits: spec.limits,
-      egressSocket: null,
-    });
+    const relay = spec.egress
+      ? await EgressRelay.open(spec.egress.scratch, spec.egress.owner)
+      : null;
+    let command: ConfinedCommand;
+    try {
+      command = await sandbox.confinedCommand({
+        id: spec.id,
+        argv: desktopArgv(spec.display, spec.application),
+        env: { HOME: '/tmp', LANG: 'C.UTF-8', SHELL: '/bin/sh', TERM: 'xterm' },
+        workspace: spec.workspace,
+        readOnlyMounts: spec.readOnlyMounts,
+        limits: spec.limits,
+        egressSocket: relay?.path ?? null,
+      });
+    } catch (err) {
+      await relay?.close();
+      throw err;
+    }
     let desktop: Desktop | null = null;
     try {
       const fd = openSync(command.seccompPath, 'r');
@@ -82,7 +99,7 @@ export class Desktop {
       }
       child.on('error', () => undefined);
       (child.stdio[4] as Writable | null)?.on('error', () => undefined).end(command.options);
-      desktop = new Desktop(child, command);
+      desktop = new Desktop(child, command, relay);
       const first = await desktop.nextLine(timeoutMs);
       if (first === null) throw new Error('the desktop sandbox exited before its display was up');
       if (first.startsWith('failed '))
@@ -92,7 +109,8 @@ export class Desktop {
       if (first !== 'ready') throw new Error(`the desktop's driver said ${first.slice(0, 200)}`);
       return desktop;
     } catch (err) {
-      await (desktop?.close() ?? command.release());
+      if (desktop) await desktop.close();
+      else await Promise.all([command.release(), relay?.close()]);
       throw err;
     }
   }
@@ -100,6 +118,14 @@ export class Desktop {
   /** False once the driver, its display or its sandbox is gone. */
   get running(): boolean {
     return !this.ended;
+  }
+
+  /**
+   * Where the desktop's connections go: the egress endpoint of the call running now (its decisions
+   * are that call's), or null between calls (refused).
+   */
+  useEgress(socketPath: string | null): void {
+    this.relay?.use(socketPath);
   }
 
   /** Whether the application still ran at the last command (it may exit, say an xterm's `exit`). */
@@ -137,7 +163,7 @@ export class Desktop {
     return (this.closing ??= (async () => {
       this.end();
       this.child.kill('SIGKILL');
-      await this.command.release();
+      await Promise.all([this.command.release(), this.relay?.close()]);
     })());
   }
 
