@@ -49,7 +49,54 @@ export const demoBrowse = {
 };
 
 /**
- * Publishes `demo/browse@1.0.0` (browser descriptors validate on every gateway; without a sandbox
+ * `demo/desktop@1.0.0`: computer use on an xterm in the attempt's sandbox, so commands typed into
+ * it act in the workspace (`workspace-write`). Its desktop lives as long as the attempt's lease.
+ */
+export const demoDesktop = {
+  id: 'demo/desktop',
+  version: '1.0.0',
+  kind: 'computer-use',
+  title: 'Desktop',
+  description:
+    'A terminal (xterm) on a 1024×768 virtual display in a sandbox; its shell works in /workspace. Actions: screenshot, left_click, right_click, double_click, mouse_move {coordinate: [x, y]}, left_click_drag {start_coordinate?, coordinate}, type {text}, key {text: e.g. "Return", "ctrl+c"}, scroll {coordinate, direction, amount?}, wait {duration?}, cursor_position. Answers each action and a screenshot (PNG) after them. Calls with one runId and attemptId share the desktop.',
+  inputSchema: {
+    type: 'object',
+    required: ['actions'],
+    additionalProperties: false,
+    properties: {
+      actions: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 20,
+        items: { type: 'object', required: ['action'], properties: { action: { type: 'string' } } },
+      },
+    },
+  },
+  sideEffect: { class: 'workspace-write' },
+  execution: {
+    application: ['xterm', '-maximized', '-bg', 'white', '-fg', 'black'],
+    allowedActions: [
+      'screenshot',
+      'left_click',
+      'right_click',
+      'double_click',
+      'mouse_move',
+      'left_click_drag',
+      'type',
+      'key',
+      'scroll',
+      'wait',
+      'cursor_position',
+    ],
+    display: { width: 1024, height: 768 },
+    maxActions: 20,
+  },
+  sandbox: { memoryMb: 512, pids: 256 },
+  timeoutMs: 60_000,
+};
+
+/**
+ * Publishes `demo/browse@1.0.0` and `demo/desktop@1.0.0` (browser descriptors validate on every gateway; without a sandbox
  * their calls fail before any effect). Safe to repeat.
  * @returns the tools, for the demo agent's closure
  */
@@ -57,9 +104,12 @@ export async function seedDemoBrowserTools(
   g: Gateway,
   actor: string,
 ): Promise<{ id: string; version: string }[]> {
-  const ref = { id: demoBrowse.id, version: demoBrowse.version };
-  if (!g.registry.tool(TENANT, ref.id, ref.version)) {
-    const data = { assetId: ref.id, version: ref.version, descriptor: demoBrowse };
+  const refs: { id: string; version: string }[] = [];
+  for (const descriptor of [demoBrowse, demoDesktop]) {
+    const ref = { id: descriptor.id, version: descriptor.version };
+    refs.push(ref);
+    if (g.registry.tool(TENANT, ref.id, ref.version)) continue;
+    const data = { assetId: ref.id, version: ref.version, descriptor };
     const event = { id: `demo:${ref.id}@${ref.version}`, type: 'AssetReleasePublished', data };
     await g.registry.applyEvents(
       TENANT,
@@ -67,5 +117,5 @@ export async function seedDemoBrowserTools(
       actor,
     );
   }
-  return [ref];
+  return refs;
 }

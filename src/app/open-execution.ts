@@ -2,7 +2,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { ExecutionCapacity, Reaper } from '../capacity/index.js';
-import { BrowserExecutor, ShellExecutor } from '../executors/index.js';
+import { BrowserExecutor, ComputerUseExecutor, ShellExecutor } from '../executors/index.js';
 import { SandboxLeases } from '../invocation/index.js';
 import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
@@ -65,6 +65,7 @@ export async function openExecution(options: {
   const executors = new Map<string, Executor>([
     ['shell', new ShellExecutor()],
     ['browser', new BrowserExecutor()],
+    ['computer-use', new ComputerUseExecutor()],
   ]);
   const base = { secrets, broker, capacity, executors };
   if (!sc.enabled)
@@ -120,6 +121,18 @@ export async function openExecution(options: {
   await mkdir(browserScratch, { mode: 0o711 });
   await chmod(browserScratch, 0o711);
   executors.set('browser', new BrowserExecutor(sandbox, browserScratch));
+  // Desktops' egress relay sockets: this gateway's alone, so what a crash left goes.
+  const desktopScratch = join(sc.root, 'desktop');
+  await rm(desktopScratch, { recursive: true, force: true });
+  await mkdir(desktopScratch, { mode: 0o711 });
+  await chmod(desktopScratch, 0o711);
+  const computerUse = new ComputerUseExecutor(sandbox, {
+    scratch: desktopScratch,
+    owner: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
+  });
+  // A desktop lives as long as its lease: released or reaped, its display and application go.
+  executors.set('computer-use', computerUse);
+  capacity.onEnd((lease) => computerUse.endLease(lease.id));
   const mcpSandbox = new McpSandbox({
     sandbox,
     capacity,
@@ -164,6 +177,7 @@ export async function openExecution(options: {
     reapedAtStart: [...new Set([...orphans, ...reaped])],
     close: async () => {
       reaper.close();
+      await computerUse.close();
       await egress.close();
       await sandbox.close();
     },

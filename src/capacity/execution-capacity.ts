@@ -56,6 +56,8 @@ export class ExecutionCapacity {
   private readonly queue: Waiter[] = [];
   /** Capacity promised to waiters let in from the queue, until their leases are stored. */
   private readonly reserved = new Set<Reservation>();
+  /** Told of each lease as it ends, before it is stored as ended. */
+  private readonly endListeners: ((lease: Lease) => Promise<void>)[] = [];
 
   private constructor(
     private readonly options: {
@@ -172,6 +174,15 @@ export class ExecutionCapacity {
     return lease;
   }
 
+  /**
+   * Calls `listener` with each lease as it ends (released or reaped), before it is stored as
+   * ended: what lives as long as a lease (a computer-use desktop) goes with it. A listener's
+   * failure is a process warning; the lease ends all the same.
+   */
+  onEnd(listener: (lease: Lease) => Promise<void>): void {
+    this.endListeners.push(listener);
+  }
+
   /** Ends a lease its holder is done with. Safe to repeat. */
   release(lease: Lease, reason: string): Promise<void> {
     return this.end(lease, 'released', reason, 'lease.released');
@@ -200,6 +211,13 @@ export class ExecutionCapacity {
   ): Promise<void> {
     const current = this.active.get(lease.id);
     if (!current) return;
+    for (const listener of this.endListeners)
+      await listener(current).catch((err: unknown) =>
+        process.emitWarning(
+          `what lived with lease ${lease.id} did not end with it: ${(err as Error).message}`,
+          { code: 'GATEHOUSE_LEASE_END' },
+        ),
+      );
     const ended: Lease = {
       ...current,
       status: transitionLease(current.status, to),

@@ -10,3 +10,5 @@ export { dereferenceOpenApi, importEvents, importOpenApi } from './http/index.js
 export type { AssetReleaseEvent, OpenApiImport, OpenApiImportOptions } from './http/index.js';
 export { BrowserExecutor, BrowserAction, pngSize } from './browser/index.js';
 export type { BrowserExecution, BrowserStep, ConfiningSandbox } from './browser/index.js';
+export { ComputerUseExecutor, ComputerAction } from './computer-use/index.js';
+export type { ComputerStep, ComputerUseExecution } from './computer-use/index.js';

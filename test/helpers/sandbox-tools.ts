@@ -117,6 +117,15 @@ const CGROUP_CONTROLLERS = ['memory', 'cpu', 'cpuacct', 'pids', 'freezer'];
  * (`gatehouse/<name>` or `gatehouse/<instance>/<name>`), and under `gatehouse` on v2.
  */
 export function cgroupDirsNamed(name: string): string[] {
+  return cgroupDirsWhere((e) => e === name);
+}
+
+/** The cgroup directories whose name starts with `prefix`, where {@link cgroupDirsNamed} looks. */
+export function cgroupDirsStartingWith(prefix: string): string[] {
+  return cgroupDirsWhere((e) => e.startsWith(prefix));
+}
+
+function cgroupDirsWhere(matches: (name: string) => boolean): string[] {
   const found: string[] = [];
   const roots = [
     ...CGROUP_CONTROLLERS.map((c) => join(CGROUP_ROOT, c, 'gatehouse')),
@@ -138,7 +147,7 @@ export function cgroupDirsNamed(name: string): string[] {
         continue;
       }
       if (!isDir) continue;
-      if (e === name) found.push(path);
+      if (matches(e)) found.push(path);
       else if (depth > 0) walk(path, depth - 1);
     }
   };

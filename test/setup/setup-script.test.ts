@@ -44,6 +44,7 @@ describe('npm run setup', () => {
       'xvfb',
       'xdotool',
       'imagemagick',
+      'xterm',
     ]) {
       expect(names).toContain(needed);
     }
