@@ -35,7 +35,7 @@ export interface GatewayServices {
   /** The outbox, for the event stream. */
   events: OutboxFeed;
   /** The published receipt keys. */
-  jwks: () => JwkSet;
+  jwks: () => JwkSet | Promise<JwkSet>;
   metrics: GatewayMetrics;
   /** Null when sandboxed tools can run, else why not (shown by /readyz). */
   sandbox: () => string | null;

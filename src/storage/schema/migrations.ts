@@ -4,6 +4,7 @@ import { backfillAuditNodes } from './backfill-audit-nodes.js';
 import { accessTokens } from './migration-access-tokens.js';
 import { auditHeads } from './migration-audit-heads.js';
 import { nodes } from './migration-nodes.js';
+import { signingKeys } from './migration-signing-keys.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -281,5 +282,8 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
     // one writer needs none.
     ...(dialect === 'postgres' ? { '0006_audit_heads': auditHeads() } : {}),
     '0008_nodes': nodes(),
+    // PostgreSQL only: the nodes of one database share their signing keys. SQLite's one gateway
+    // keeps them in its data directory.
+    ...(dialect === 'postgres' ? { '0007_signing_keys': signingKeys() } : {}),
   };
 }

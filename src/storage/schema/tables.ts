@@ -199,4 +199,13 @@ export interface Tables {
     record: string;
     updated_at: string;
   };
+  /** PostgreSQL only: the signing keys shared by the nodes. */
+  signing_keys: {
+    kid: string;
+    x: string;
+    created_at: string;
+    retired_at: string | null;
+    /** JSON of the sealed PKCS8 PEM private key; null once retired. */
+    sealed: string | null;
+  };
 }
