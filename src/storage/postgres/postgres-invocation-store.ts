@@ -6,6 +6,7 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { keyTaken } from '../../invocation/index.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
 import { ofNodes, statusChangedError } from '../sql/node-rows.js';
 import { consumeApproval, insertApproval } from './postgres-approval-store.js';
@@ -103,18 +104,25 @@ export class PostgresInvocationStore implements InvocationStore {
       const record: InvocationRecord = { ...step.record, audit: last };
       const receipt = step.seal?.(last);
       const row = invocationRow(record);
-      await tx
-        .insertInto('invocations')
-        .values(row)
-        .onConflict((oc) =>
-          oc.column('id').doUpdateSet({
-            status: row.status,
-            record: row.record,
-            updated_at: row.updated_at,
-            node: row.node,
-          }),
-        )
-        .execute();
+      try {
+        await tx
+          .insertInto('invocations')
+          .values(row)
+          .onConflict((oc) =>
+            oc.column('id').doUpdateSet({
+              status: row.status,
+              record: row.record,
+              updated_at: row.updated_at,
+              node: row.node,
+            }),
+          )
+          .execute();
+      } catch (err) {
+        // The key's unique constraint: another node stored this key's call first.
+        if (isUniqueViolation(err, 'invocations_idempotency'))
+          throw keyTaken(record.idempotencyKey, err);
+        throw err;
+      }
       if (receipt !== undefined) {
         const envelope = JSON.stringify(receipt);
         await tx
@@ -127,4 +135,10 @@ export class PostgresInvocationStore implements InvocationStore {
       return last;
     });
   }
+}
+
+/** True when `err` is PostgreSQL's unique violation (SQLSTATE 23505) of `constraint`. */
+function isUniqueViolation(err: unknown, constraint: string): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === '23505' && e.constraint === constraint;
 }
