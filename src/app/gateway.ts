@@ -385,6 +385,7 @@ export class Gateway {
             ttlMs: config.sessionTtlMs,
             watchToken: (id, listener) => directory.tokens.watch(id, listener),
           }),
+          ...(storage.mcpSessions ? { mcpSessions: storage.mcpSessions } : {}),
           invocations,
           approvals,
           uncertain,

@@ -8,7 +8,7 @@ import type { InvocationStore } from '../invocation/index.js';
 import type { McpStore } from '../mcp/index.js';
 import type { PolicyStore } from '../policy/index.js';
 import type { SecretStore } from '../secrets/index.js';
-import type { TenancyStore } from '../tenancy/index.js';
+import type { McpSessionStore, TenancyStore } from '../tenancy/index.js';
 import type { ToolStore } from '../tools/index.js';
 import {
   PostgresApprovalStore,
@@ -17,6 +17,7 @@ import {
   PostgresInvocationStore,
   PostgresLeaseStore,
   PostgresNodeStore,
+  PostgresMcpSessionStore,
   PostgresMcpStore,
   PostgresOutboxFeed,
   PostgresPolicyStore,
@@ -61,6 +62,8 @@ export interface Storage {
   outbox: OutboxFeed;
   /** The signing keys shared by the nodes (PostgreSQL); undefined on SQLite (they are files). */
   signingKeys: SigningKeyStore | undefined;
+  /** The agents' MCP sessions shared by the nodes (PostgreSQL); undefined on SQLite (in memory). */
+  mcpSessions: McpSessionStore | undefined;
   /** The largest stored invocation, approval or lease id, so new ids start above it. */
   latestId(): Promise<string | undefined>;
   /** Null while storage takes writes; else why the last write failed. */
@@ -99,6 +102,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       mcp: new PostgresMcpStore(db),
       outbox: new PostgresOutboxFeed(db),
       signingKeys: new PostgresSigningKeyStore(db),
+      mcpSessions: new PostgresMcpSessionStore(db),
       latestId: () => postgresLatestId(db),
       storageProblem: () => db.storageProblem,
       onStorageError: (listener) => db.onStorageError(listener),
@@ -124,6 +128,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     mcp: new SqliteMcpStore(db),
     outbox: new SqliteOutboxFeed(db),
     signingKeys: undefined,
+    mcpSessions: undefined,
     latestId: () => Promise.resolve(latestId(db)),
     storageProblem: () => db.storageProblem,
     onStorageError: (listener) => db.onStorageError(listener),

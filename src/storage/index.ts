@@ -33,3 +33,4 @@ export { PostgresSecretStore } from './postgres/postgres-secret-store.js';
 export { PostgresMcpStore } from './postgres/postgres-mcp-store.js';
 export { postgresLatestId } from './postgres/postgres-latest-id.js';
 export { PostgresSigningKeyStore } from './postgres/postgres-signing-key-store.js';
+export { PostgresMcpSessionStore } from './postgres/postgres-mcp-session-store.js';

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
@@ -8,6 +9,7 @@ import { useNodes } from '../helpers/nodes.js';
 import type { GatewayNodes } from '../helpers/nodes.js';
 import { missingPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
+import { text } from '../helpers/mcp-client.js';
 import { SseClient } from '../helpers/sse.js';
 
 // Three real `gatehouse serve` processes on one real PostgreSQL database: whichever node a request
@@ -266,6 +268,61 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       } finally {
         stream.close();
       }
+    });
+
+    it("serves an agent's MCP session whichever node each request lands on, and ends it for all", async () => {
+      const g = cluster.get();
+      // A round-robin load balancer in the client: each HTTP request goes to the next node.
+      const landed: string[] = [];
+      let turn = 0;
+      const roundRobin = (input: string | URL | Request, init?: RequestInit) => {
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        const node = new URL(g.urls[turn++ % g.urls.length]!);
+        url.host = node.host;
+        landed.push(node.host);
+        return fetch(url, init);
+      };
+      const transport = new StreamableHTTPClientTransport(new URL(`${g.urls[0]!}/mcp`), {
+        fetch: roundRobin,
+        requestInit: { headers: { authorization: `Bearer ${g.tokens.agent}` } },
+      });
+      const client = new Client({ name: 'gatehouse-nodes', version: '1.0.0' });
+      await client.connect(transport);
+      const sessionId = transport.sessionId!;
+      expect(typeof sessionId).toBe('string');
+      const { tools } = await client.listTools();
+      const echoTool = tools.find(
+        (t) => (t._meta?.['gatehouse/tool'] as { id?: string } | undefined)?.id === 'demo/echo',
+      );
+      expect(echoTool).toBeDefined();
+      for (let i = 0; i < 4; i++) {
+        const result = await client.callTool({
+          name: echoTool!.name,
+          arguments: { message: `via mcp ${i}` },
+          _meta: { 'gatehouse/idempotencyKey': `mcp-${i}` },
+        });
+        expect(result.isError, JSON.stringify(result)).toBeFalsy();
+        expect(text(result)).toContain(`via mcp ${i}`);
+      }
+      // Every node served requests of the one session.
+      expect(new Set(landed).size).toBe(3);
+
+      // Ended on one node (DELETE), it is gone on every node.
+      await transport.terminateSession();
+      for (const url of g.urls) {
+        const res = await fetch(`${url}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${g.tokens.agent}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': sessionId,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        });
+        expect(res.status).toBe(404);
+      }
+      await client.close();
     });
   },
 );

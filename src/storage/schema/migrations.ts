@@ -4,7 +4,7 @@ import { backfillAuditNodes } from './backfill-audit-nodes.js';
 import { accessTokens } from './migration-access-tokens.js';
 import { auditHeads } from './migration-audit-heads.js';
 import { nodes } from './migration-nodes.js';
-import { signingKeys } from './migration-signing-keys.js';
+import { nodeState } from './migration-node-state.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -281,9 +281,9 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
     // PostgreSQL only: nodes append to a tenant's log under a row lock on its tree head. SQLite's
     // one writer needs none.
     ...(dialect === 'postgres' ? { '0006_audit_heads': auditHeads() } : {}),
+    // PostgreSQL only: the nodes of one database share their signing keys and the agents' MCP
+    // sessions. SQLite's one gateway keeps them in its data directory and its memory.
+    ...(dialect === 'postgres' ? { '0007_node_state': nodeState() } : {}),
     '0008_nodes': nodes(),
-    // PostgreSQL only: the nodes of one database share their signing keys. SQLite's one gateway
-    // keeps them in its data directory.
-    ...(dialect === 'postgres' ? { '0007_signing_keys': signingKeys() } : {}),
   };
 }

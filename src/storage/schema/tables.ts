@@ -208,4 +208,14 @@ export interface Tables {
     /** JSON of the sealed PKCS8 PEM private key; null once retired. */
     sealed: string | null;
   };
+  /** PostgreSQL only: the agents' MCP sessions, shared by the nodes. */
+  mcp_sessions: {
+    id: string;
+    tenant: string;
+    principal: string;
+    token_id: string;
+    /** JSON of the client's initialize params. */
+    initialize: string;
+    created_at: string;
+  };
 }
