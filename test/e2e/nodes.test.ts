@@ -1,10 +1,12 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { api, runCli } from '../helpers/cli.js';
+import { api, runCli, spawnServer } from '../helpers/cli.js';
 import { useNodes } from '../helpers/nodes.js';
 import type { GatewayNodes } from '../helpers/nodes.js';
 import { missingPostgres } from '../helpers/postgres.js';
@@ -323,6 +325,20 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
         expect(res.status).toBe(404);
       }
       await client.close();
+    });
+
+    it('refuses to start a node given another master key than the one that sealed the signing keys', async () => {
+      const g = cluster.get();
+      const dir = mkdtempSync(join(tmpdir(), 'gatehouse-node-'));
+      try {
+        const other = randomBytes(32).toString('base64');
+        const started = spawnServer(dir, 60_000, { ...g.env, GATEHOUSE_MASTER_KEY: other });
+        await expect(started).rejects.toThrow(
+          /signing keys in the database are sealed with master key [0-9a-f]{16}, but this node's master key is [0-9a-f]{16}/,
+        );
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   },
 );
