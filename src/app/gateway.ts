@@ -5,7 +5,8 @@ import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { ResourceLifecycle, monotonicIds, systemClock } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
-import { AuditLog, SigningKeyring } from '../audit/index.js';
+import { AuditLog } from '../audit/index.js';
+import type { Keyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
 import { HttpExecutor, McpExecutor, NativeExecutor } from '../executors/index.js';
 import { GatewayMetrics, buildServer, loadStudioFiles } from '../http/index.js';
@@ -18,6 +19,7 @@ import {
 } from '../invocation/index.js';
 import type { Executor, InvocationRecord } from '../invocation/index.js';
 import { CedarEngine, TenantPolicy } from '../policy/index.js';
+import { SecretCipher } from '../secrets/index.js';
 import type { SecretService } from '../secrets/index.js';
 import { DataDirLock, FileArtifactStore } from '../storage/index.js';
 import type { SqliteDatabase } from '../storage/index.js';
@@ -29,6 +31,7 @@ import type { GatewayConfig } from './config.js';
 import { readTls } from './tls-config.js';
 import { openExecution } from './open-execution.js';
 import { openStorage } from './open-storage.js';
+import { openKeyring } from './open-keyring.js';
 import type { Storage } from './open-storage.js';
 import type { Execution } from './open-execution.js';
 import { createLogger } from './logger.js';
@@ -69,7 +72,7 @@ export interface Companion {
 interface GatewayParts {
   config: GatewayConfig;
   storage: Storage;
-  keyring: SigningKeyring;
+  keyring: Keyring;
   directory: Directory;
   registry: ToolRegistry;
   policy: TenantPolicy;
@@ -126,7 +129,7 @@ export class Gateway {
   get storage(): Storage {
     return this.parts.storage;
   }
-  get keyring(): SigningKeyring {
+  get keyring(): Keyring {
     return this.parts.keyring;
   }
   get directory(): Directory {
@@ -200,10 +203,15 @@ export class Gateway {
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;
     let node: NodeWatch | undefined;
+    let keyringOpened: Keyring | undefined;
     const companions: Companion[] = [];
     try {
       companions.push(...((await deps.companions?.(config)) ?? []));
-      const keyring = await SigningKeyring.open(join(config.dataDir, 'keys'), clock);
+      const cipher = await SecretCipher.load({
+        keyFile: join(config.dataDir, 'keys', 'master.key'),
+      });
+      const keyring = await openKeyring({ config, storage, cipher, clock });
+      keyringOpened = keyring;
       const store = storage.invocations;
       node = await NodeWatch.register({
         id: nodeId,
@@ -229,6 +237,7 @@ export class Gateway {
       execution = await openExecution({
         config,
         storage,
+        cipher,
         clock,
         ids,
         invocations: store,
@@ -376,6 +385,7 @@ export class Gateway {
             ttlMs: config.sessionTtlMs,
             watchToken: (id, listener) => directory.tokens.watch(id, listener),
           }),
+          ...(storage.mcpSessions ? { mcpSessions: storage.mcpSessions } : {}),
           invocations,
           approvals,
           uncertain,
@@ -387,7 +397,11 @@ export class Gateway {
           mcp,
           events: storage.outbox,
           metrics,
-          jwks: () => keyring.jwks(),
+          // Fresh from the database on PostgreSQL: another node may have rotated the keys.
+          jwks: async () => {
+            await keyring.refresh().catch(() => undefined);
+            return keyring.jwks();
+          },
           ready: () => self.gateway?.isReady() ?? false,
           ...(config.oauth
             ? {
@@ -438,6 +452,7 @@ export class Gateway {
       return self.gateway;
     } catch (err) {
       pending?.close();
+      keyringOpened?.close();
       await mcpService?.close();
       await execution?.close();
       await node?.close();
@@ -493,6 +508,7 @@ export class Gateway {
       this.directory.tokens.close();
       await this.server.close();
       this.parts.pending.close();
+      this.parts.keyring.close();
       await this.parts.mcp.close();
       await this.execution.close();
       // Its calls are settled above: deregistered, no other node takes it over.

@@ -7,7 +7,8 @@ import { SandboxLeases } from '../invocation/index.js';
 import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
 import { BwrapSandbox, SANDBOX_UID, Workspaces } from '../sandbox/index.js';
-import { CredentialBroker, SecretCipher, SecretService } from '../secrets/index.js';
+import { CredentialBroker, SecretService } from '../secrets/index.js';
+import type { SecretCipher } from '../secrets/index.js';
 import type { StdioLauncher } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
 import type { Storage } from './open-storage.js';
@@ -46,9 +47,10 @@ export async function openExecution(options: {
   invocations: InvocationStore;
   /** This gateway's node id, which its leases carry. */
   node?: string;
+  /** The secrets' cipher under the master key. */
+  cipher: SecretCipher;
 }): Promise<Execution> {
-  const { config, storage, clock, ids } = options;
-  const cipher = await SecretCipher.load({ keyFile: join(config.dataDir, 'keys', 'master.key') });
+  const { config, storage, clock, ids, cipher } = options;
   const secretStore = storage.secrets;
   const secrets = new SecretService({ store: secretStore, cipher, clock });
   const broker = new CredentialBroker({ store: secretStore, cipher, clock, ids });

@@ -2,13 +2,13 @@ import { join } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { OutboxFeed } from '../core/index.js';
 import type { ApprovalStore } from '../approvals/index.js';
-import type { AuditStore } from '../audit/index.js';
+import type { AuditStore, SigningKeyStore } from '../audit/index.js';
 import type { LeaseStore, NodeStore } from '../capacity/index.js';
 import type { InvocationStore } from '../invocation/index.js';
 import type { McpStore } from '../mcp/index.js';
 import type { PolicyStore } from '../policy/index.js';
 import type { SecretStore } from '../secrets/index.js';
-import type { TenancyStore } from '../tenancy/index.js';
+import type { McpSessionStore, TenancyStore } from '../tenancy/index.js';
 import type { ToolStore } from '../tools/index.js';
 import {
   PostgresApprovalStore,
@@ -17,10 +17,12 @@ import {
   PostgresInvocationStore,
   PostgresLeaseStore,
   PostgresNodeStore,
+  PostgresMcpSessionStore,
   PostgresMcpStore,
   PostgresOutboxFeed,
   PostgresPolicyStore,
   PostgresSecretStore,
+  PostgresSigningKeyStore,
   PostgresTenancyStore,
   PostgresToolStore,
   SqliteApprovalStore,
@@ -58,6 +60,10 @@ export interface Storage {
   nodes: NodeStore;
   mcp: McpStore;
   outbox: OutboxFeed;
+  /** The signing keys shared by the nodes (PostgreSQL); undefined on SQLite (they are files). */
+  signingKeys: SigningKeyStore | undefined;
+  /** The agents' MCP sessions shared by the nodes (PostgreSQL); undefined on SQLite (in memory). */
+  mcpSessions: McpSessionStore | undefined;
   /** The largest stored invocation, approval or lease id, so new ids start above it. */
   latestId(): Promise<string | undefined>;
   /** Null while storage takes writes; else why the last write failed. */
@@ -95,6 +101,8 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       nodes: new PostgresNodeStore(db),
       mcp: new PostgresMcpStore(db),
       outbox: new PostgresOutboxFeed(db),
+      signingKeys: new PostgresSigningKeyStore(db),
+      mcpSessions: new PostgresMcpSessionStore(db),
       latestId: () => postgresLatestId(db),
       storageProblem: () => db.storageProblem,
       onStorageError: (listener) => db.onStorageError(listener),
@@ -119,6 +127,8 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     nodes: new SqliteNodeStore(db),
     mcp: new SqliteMcpStore(db),
     outbox: new SqliteOutboxFeed(db),
+    signingKeys: undefined,
+    mcpSessions: undefined,
     latestId: () => Promise.resolve(latestId(db)),
     storageProblem: () => db.storageProblem,
     onStorageError: (listener) => db.onStorageError(listener),

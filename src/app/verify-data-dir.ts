@@ -2,38 +2,39 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import { verifyAuditLog } from '../audit/index.js';
+import { jwkOf, verifyAuditLog } from '../audit/index.js';
 import type { JwkSet, LogVerification } from '../audit/index.js';
 import type { AuditStore } from '../audit/index.js';
 import {
   PostgresAuditStore,
   PostgresDatabase,
+  PostgresSigningKeyStore,
   SqliteAuditStore,
   SqliteDatabase,
 } from '../storage/index.js';
 import { isPostgresUrl } from './open-storage.js';
 
 /**
- * Verifies every tenant's audit log in a data directory, offline, against the public keys kept
- * beside it (`DATA/keys/public-keys.json`): the log of the directory's SQLite file, or of the
- * PostgreSQL database `db` (`postgres://…`). Opens the database for reading beside a running
- * gateway and closes it before returning. Safe to repeat.
- * @throws GatehouseError NOT_FOUND when the directory holds no Gatehouse database or keys.
+ * Verifies every tenant's audit log, offline: of a data directory's SQLite file against the public
+ * keys kept beside it (`DATA/keys/public-keys.json`), or of the PostgreSQL database `db`
+ * (`postgres://…`) against the keys the nodes share in it (no data directory needed). Opens the
+ * database for reading beside running gateways and closes it before returning. Safe to repeat.
+ * @throws GatehouseError NOT_FOUND when the directory holds no Gatehouse database or keys, or the
+ *   PostgreSQL database holds no signing keys (no gateway ever started on it).
  */
 export async function verifyDataDirectory(
   dataDir: string,
   db?: string,
 ): Promise<LogVerification[]> {
-  const dir = resolve(dataDir);
   const postgres = isPostgresUrl(db) ? db : undefined;
-  const file =
-    db !== undefined && postgres === undefined
-      ? resolve(db.replace(/^sqlite:/, ''))
-      : join(dir, 'gatehouse.db');
+  if (postgres !== undefined) return verifyPostgres(postgres);
+  const dir = resolve(dataDir);
+  const file = db !== undefined ? resolve(db.replace(/^sqlite:/, '')) : join(dir, 'gatehouse.db');
   const keysFile = join(dir, 'keys', 'public-keys.json');
-  const needed: (readonly [string, string])[] = [[keysFile, 'public key file']];
-  if (postgres === undefined) needed.unshift([file, 'database']);
-  for (const [path, what] of needed) {
+  for (const [path, what] of [
+    [file, 'database'],
+    [keysFile, 'public key file'],
+  ] as const) {
     if (!existsSync(path))
       throw new GatehouseError(
         ErrorCode.NOT_FOUND,
@@ -41,19 +42,34 @@ export async function verifyDataDirectory(
       );
   }
   const jwks: JwkSet = { keys: JSON.parse(await readFile(keysFile, 'utf8')) as JwkSet['keys'] };
-  const opened = postgres
-    ? await PostgresDatabase.open({ url: postgres, poolSize: 2 })
-    : await SqliteDatabase.open({ file });
+  const opened = await SqliteDatabase.open({ file });
   try {
-    const store: AuditStore =
-      opened instanceof PostgresDatabase
-        ? new PostgresAuditStore(opened)
-        : new SqliteAuditStore(opened);
-    const results: LogVerification[] = [];
-    for (const tenant of await store.tenants())
-      results.push(await verifyAuditLog(store, tenant, jwks));
-    return results;
+    return await verifyAll(new SqliteAuditStore(opened), jwks);
   } finally {
     await opened.close();
   }
+}
+
+async function verifyPostgres(url: string): Promise<LogVerification[]> {
+  const opened = await PostgresDatabase.open({ url, poolSize: 2 });
+  try {
+    const keys = await new PostgresSigningKeyStore(opened).list();
+    if (keys.length === 0) {
+      throw new GatehouseError(
+        ErrorCode.NOT_FOUND,
+        'the database holds no signing keys: no gateway has started on it yet',
+      );
+    }
+    const jwks: JwkSet = { keys: keys.map((k) => jwkOf(k.kid, k.x)) };
+    return await verifyAll(new PostgresAuditStore(opened), jwks);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function verifyAll(store: AuditStore, jwks: JwkSet): Promise<LogVerification[]> {
+  const results: LogVerification[] = [];
+  for (const tenant of await store.tenants())
+    results.push(await verifyAuditLog(store, tenant, jwks));
+  return results;
 }

@@ -10,7 +10,16 @@ export { jwkThumbprint } from './jwk-thumbprint.js';
 export { verifyWithJwks, findJwk } from './jwks.js';
 export type { Jwk, JwkSet } from './jwks.js';
 export { SigningKeyring } from './signing-keys.js';
-export type { PublishedKey } from './signing-keys.js';
+export type { Keyring, PublishedKey } from './signing-keys.js';
+export { SharedSigningKeyring } from './shared-signing-keys.js';
+export { jwkOf } from './signing-key-material.js';
+export type { SharedSigningKeyringOptions } from './shared-signing-keys.js';
+export type {
+  KeySealer,
+  SealedKey,
+  SigningKeyStore,
+  StoredSigningKey,
+} from './signing-key-store.js';
 export { writeFileAtomic } from './atomic-write.js';
 export { pae, signEnvelope, verifyEnvelope } from './dsse.js';
 export type { DsseEnvelope, DsseVerification } from './dsse.js';

@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -7,6 +7,8 @@ import type { Clock } from '../core/index.js';
 import { writeFileAtomic } from './atomic-write.js';
 import { jwkThumbprint } from './jwk-thumbprint.js';
 import type { Jwk, JwkSet } from './jwks.js';
+import { kidOf, publicJwk } from './signing-key-material.js';
+import type { ActiveKey } from './signing-key-material.js';
 import type { KeyedSignature, Signer } from './signer.js';
 
 /** One entry of `public-keys.json`: a public JWK and when it was in use. */
@@ -20,13 +22,22 @@ export interface PublishedKey extends Jwk {
 const PUBLIC_KEYS_FILE = 'public-keys.json';
 const KID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-interface ActiveKey {
-  kid: string;
-  privateKey: KeyObject;
+/** The keys that sign receipts and checkpoints, whatever holds them. */
+export interface Keyring extends Signer {
+  /** The RFC 7638 thumbprint of the active key; the `keyid` of every new signature. */
+  readonly activeKeyId: string;
+  /** Every public key ever used, oldest first, as a fresh JWK set (`GET /v1/receipt-keys`). */
+  jwks(): JwkSet;
+  /** Reloads keys another process may have changed; a no-op where one process owns them. */
+  refresh(): Promise<void>;
+  /** Makes a new key the active one; the old one stays published. */
+  rotate(): Promise<void>;
+  /** Stops any background work. Safe to call twice. */
+  close(): void;
 }
 
 /**
- * The Ed25519 keys that sign receipts and checkpoints. In `dir` (mode 0700):
+ * The Ed25519 keys that sign receipts and checkpoints, for one gateway. In `dir` (mode 0700):
  * - `public-keys.json` — every public key ever used, oldest first, with `createdAt` and, once
  *   rotated out, `retiredAt`; the one entry without `retiredAt` is the active key. It is the
  *   single source of truth, replaced atomically.
@@ -36,7 +47,7 @@ interface ActiveKey {
  * signs again, and a deleted key cannot be stolen. Its public key stays published so old receipts
  * keep verifying. One process owns a directory at a time.
  */
-export class SigningKeyring implements Signer {
+export class SigningKeyring implements Keyring {
   #active: ActiveKey;
   #published: PublishedKey[];
   #rotation: Promise<void> = Promise.resolve();
@@ -103,6 +114,14 @@ export class SigningKeyring implements Signer {
     };
   }
 
+  /** One process owns the directory: nothing to reload. */
+  refresh(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  /** Nothing runs in the background. */
+  close(): void {}
+
   /**
    * Makes a new key the active one. The new public key is published (atomically, with the old one
    * marked `retiredAt`) before it signs anything; then the old private key file is deleted.
@@ -128,17 +147,6 @@ export class SigningKeyring implements Signer {
     this.#published = published;
     await rm(join(this.dir, `${old.kid}.pem`), { force: true });
   }
-}
-
-function publicJwk(key: ActiveKey): Jwk {
-  const { x } = createPublicKey(key.privateKey).export({ format: 'jwk' });
-  if (typeof x !== 'string') throw new Error('unreachable: Ed25519 JWK without x');
-  return { kty: 'OKP', crv: 'Ed25519', x, kid: key.kid, alg: 'EdDSA', use: 'sig' };
-}
-
-function kidOf(privateKey: KeyObject): string {
-  const { x } = createPublicKey(privateKey).export({ format: 'jwk' });
-  return jwkThumbprint({ crv: 'Ed25519', kty: 'OKP', x: String(x) });
 }
 
 async function createKey(dir: string): Promise<ActiveKey> {

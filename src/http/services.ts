@@ -5,7 +5,7 @@ import type { AuditWriter, McpService } from '../mcp/index.js';
 import type { InvocationService, UncertainEffects } from '../invocation/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
-import type { Directory, SessionBook } from '../tenancy/index.js';
+import type { Directory, McpSessionStore, SessionBook } from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { AccessTokenVerifier } from '../oauth/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
@@ -25,6 +25,8 @@ export interface GatewayServices {
   directory: Directory;
   /** The Studio's sign-in sessions. */
   sessions: SessionBook;
+  /** The agents' MCP sessions shared by the nodes of one database; absent: in memory only. */
+  mcpSessions?: McpSessionStore;
   invocations: InvocationService;
   approvals: ApprovalService;
   uncertain: UncertainEffects;
@@ -35,7 +37,7 @@ export interface GatewayServices {
   /** The outbox, for the event stream. */
   events: OutboxFeed;
   /** The published receipt keys. */
-  jwks: () => JwkSet;
+  jwks: () => JwkSet | Promise<JwkSet>;
   metrics: GatewayMetrics;
   /** Null when sandboxed tools can run, else why not (shown by /readyz). */
   sandbox: () => string | null;

@@ -14,6 +14,7 @@ import { patternRedactor } from '../secrets/index.js';
 import type { Directory, Principal } from '../tenancy/index.js';
 import type { ToolRegistry } from '../tools/index.js';
 import type { InvocationRecord } from './invocation-record.js';
+import { lostToAnotherWriter } from './key-taken.js';
 import type { InvocationQuery, InvocationStore } from './invocation-store.js';
 import type { PipelineContext } from './pipeline-context.js';
 import type { Pipeline } from './pipeline.js';
@@ -94,7 +95,12 @@ export class InvocationService {
       if (running.hash !== hash) throw reused(req.idempotencyKey, hash, running.hash);
       return running.done;
     }
-    const done = this.dispatch(principal, req, hash);
+    const done = this.dispatch(principal, req, hash).catch((err: unknown) => {
+      // Another node sharing the database recorded this key's call (or resumed it) first:
+      // answer as a retry of the request is answered, from what that node stored.
+      if (!lostToAnotherWriter(err)) throw err;
+      return this.dispatch(principal, req, hash);
+    });
     this.inFlight.set(key, { hash, done });
     try {
       return await done;

@@ -13,6 +13,7 @@ import { validated } from './pipeline-context.js';
 import type { ClassifiedContext, PipelineContext } from './pipeline-context.js';
 import { invocationSummary } from './invocation-ledger.js';
 import { enterStatus, invocationStep } from './invocation-step.js';
+import { lostToAnotherWriter } from './key-taken.js';
 import type { StepParts } from './invocation-step.js';
 import type { StageName, StageResult, TraceEntry } from './stage.js';
 import { validationStage } from './stages/validation-stage.js';
@@ -153,8 +154,9 @@ export class Pipeline {
     } catch (err) {
       traced.fail(err, ctx.redactor);
       // The pass ended and its outcome is not recorded (storage refused it, or a bug): whatever
-      // storage holds of the call must not stay `running` until a restart.
-      this.options.pending?.add(ctx.record.tenant, ctx.record.id);
+      // storage holds of the call must not stay `running` until a restart. Unless another node
+      // recorded this call first (its key, or its approval): what is stored is that node's to end.
+      if (!lostToAnotherWriter(err)) this.options.pending?.add(ctx.record.tenant, ctx.record.id);
       throw err;
     } finally {
       // Each undo (revoke credentials; close egress, remove the workspace, release the lease) is

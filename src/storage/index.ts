@@ -32,3 +32,5 @@ export { PostgresNodeStore } from './postgres/postgres-node-store.js';
 export { PostgresSecretStore } from './postgres/postgres-secret-store.js';
 export { PostgresMcpStore } from './postgres/postgres-mcp-store.js';
 export { postgresLatestId } from './postgres/postgres-latest-id.js';
+export { PostgresSigningKeyStore } from './postgres/postgres-signing-key-store.js';
+export { PostgresMcpSessionStore } from './postgres/postgres-mcp-session-store.js';

@@ -17,3 +17,4 @@ export {
   tokenExpiry,
 } from './token-ttl.js';
 export { TokenWatch } from './token-watch.js';
+export type { McpSessionStore, StoredMcpSession } from './mcp-session-store.js';

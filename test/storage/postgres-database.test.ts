@@ -23,6 +23,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase'
         '0006_audit_heads',
         '0007_invocation_filters',
         '0008_nodes',
+        '0009_node_state',
       ]);
     } finally {
       await Promise.all(dbs.map((d) => d.close()));

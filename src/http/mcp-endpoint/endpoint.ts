@@ -59,32 +59,45 @@ export function mountMcpEndpoint(
   const principals = new WeakMap<FastifyRequest, { principal: Principal; grant: Grant }>();
   const maxSessions = o.maxSessionsPerPrincipal ?? 16;
 
+  const shared = s.mcpSessions;
+  /** Sessions of other nodes being opened again here, so two requests open one. */
+  const reviving = new Map<string, Promise<void>>();
+
   const counted = () => s.metrics.mcpSessionsOpen(sessions.size);
-  const end = async (id: string, x: Session): Promise<void> => {
+  /** Ends a session here and, unless only this node lets go of it (`everywhere` false), for all. */
+  const end = async (id: string, x: Session, everywhere = true): Promise<void> => {
     if (sessions.get(id) === x) sessions.delete(id);
     counted();
     x.unwatch();
     await x.transport.close();
+    if (everywhere) await shared?.delete(id);
   };
 
+  // A node that stops lets go of its sessions; they stay open for the other nodes.
   app.addHook('onClose', async () => {
-    await Promise.allSettled([...sessions.entries()].map(([id, x]) => end(id, x)));
+    await Promise.allSettled([...sessions.entries()].map(([id, x]) => end(id, x, false)));
     sessions.clear();
   });
 
+  /**
+   * Opens a session's transport and server: a new one (for an `initialize` whose params are
+   * `initialize`), or, given `reopen`, one another node opened, under its id.
+   */
   const open = async (
     principal: Principal,
     grantToken: { id: string; expiresAt: string },
+    initialize: unknown,
+    reopen?: string,
   ): Promise<WebStandardStreamableHTTPServerTransport> => {
     const token = grantToken.id;
     const mine = [...sessions.entries()].filter(([, x]) => x.principal === principal.id);
     for (const [id, x] of mine.slice(0, Math.max(0, mine.length - maxSessions + 1))) {
-      await end(id, x);
+      await end(id, x, reopen === undefined);
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => reopen ?? randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (id) => {
+      onsessioninitialized: async (id) => {
         const session: Session = { principal: principal.id, token, transport, unwatch: () => {} };
         session.unwatch = s.directory.tokens.watch(
           token,
@@ -93,14 +106,23 @@ export function mountMcpEndpoint(
         );
         sessions.set(id, session);
         counted();
+        await shared?.put({
+          id,
+          tenant: principal.tenant,
+          principal: principal.id,
+          tokenId: token,
+          initialize,
+          createdAt: new Date().toISOString(),
+        });
       },
-      onsessionclosed: (id) => {
+      onsessionclosed: async (id) => {
         const x = sessions.get(id);
         if (x) {
           sessions.delete(id);
           counted();
           x.unwatch();
         }
+        await shared?.delete(id);
       },
     });
     const server = createSessionServer({
@@ -123,13 +145,76 @@ export function mountMcpEndpoint(
     return transport;
   };
 
+  /**
+   * The session `id` as the shared store has it: ended here too when another node ended it, and
+   * opened here (its client's `initialize` replayed) when it was opened on another node by this
+   * principal with this token. A session of someone else is returned as it is, to be refused.
+   */
+  const sharedSession = async (
+    id: string,
+    principal: Principal,
+    grantToken: { id: string; expiresAt: string },
+  ): Promise<Session | undefined> => {
+    const stored = await shared!.get(id);
+    const here = sessions.get(id);
+    if (!stored) {
+      if (here) await end(id, here, false);
+      return undefined;
+    }
+    if (here) return here;
+    if (stored.principal !== principal.id || stored.tokenId !== grantToken.id) {
+      return { principal: stored.principal, token: stored.tokenId } as Session;
+    }
+    let opening = reviving.get(id);
+    if (!opening) {
+      opening = reopen(stored.id, stored.initialize, principal, grantToken).finally(() =>
+        reviving.delete(id),
+      );
+      reviving.set(id, opening);
+    }
+    await opening;
+    return sessions.get(id);
+  };
+
+  /** Opens here a session another node opened: its client's initialize and initialized again. */
+  const reopen = async (
+    id: string,
+    initialize: unknown,
+    principal: Principal,
+    grantToken: { id: string; expiresAt: string },
+  ): Promise<void> => {
+    const transport = await open(principal, grantToken, initialize, id);
+    const headers = {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+    };
+    const replay = (body: unknown, session?: string) =>
+      transport.handleRequest(
+        new Request('http://gatehouse.invalid/mcp', {
+          method: 'POST',
+          headers: session ? { ...headers, 'mcp-session-id': session } : headers,
+        }),
+        { parsedBody: body },
+      );
+    const answer = await replay({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: initialize,
+    });
+    if (!answer.ok) throw new Error(`reopening MCP session failed: HTTP ${answer.status}`);
+    await replay({ jsonrpc: '2.0', method: 'notifications/initialized' }, id);
+  };
+
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     const { principal, grant } = principals.get(req)!;
     const token = grant.token!.id;
     const sessionId = req.headers['mcp-session-id'];
     let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sessionId === 'string') {
-      const session = sessions.get(sessionId);
+      const session = shared
+        ? await sharedSession(sessionId, principal, grant.token!)
+        : sessions.get(sessionId);
       if (!session || session.principal !== principal.id || session.token !== token) {
         // The answer is the same either way; the record tells an ended session from another
         // agent's (an attempt to take it over).
@@ -149,7 +234,7 @@ export function mountMcpEndpoint(
       sessions.set(sessionId, session);
       transport = session.transport;
     } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
-      transport = await open(principal, grant.token!);
+      transport = await open(principal, grant.token!, (req.body as { params?: unknown }).params);
     } else {
       throw new GatehouseError(
         ErrorCode.INVALID_INPUT,

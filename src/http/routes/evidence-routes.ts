@@ -12,7 +12,7 @@ export function evidenceRoutes(s: GatewayServices): Route[] {
       tag: 'evidence',
       summary: 'The public keys that sign receipts and checkpoints (JWK set), old keys included',
       responses: { '200': '{keys: [...]}' },
-      handler: () => ({ status: 200, body: s.jwks() }),
+      handler: async () => ({ status: 200, body: await s.jwks() }),
     },
     {
       method: 'GET',

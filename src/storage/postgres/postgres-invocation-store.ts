@@ -7,6 +7,7 @@ import type {
   InvocationStore,
 } from '../../invocation/index.js';
 import { selectInvocations } from '../sql/invocation-query.js';
+import { keyTaken } from '../../invocation/index.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
 import { ofNodes, statusChangedError } from '../sql/node-rows.js';
 import { consumeApproval, insertApproval } from './postgres-approval-store.js';
@@ -102,18 +103,25 @@ export class PostgresInvocationStore implements InvocationStore {
       const record: InvocationRecord = { ...step.record, audit: last };
       const receipt = step.seal?.(last);
       const row = invocationRow(record);
-      await tx
-        .insertInto('invocations')
-        .values(row)
-        .onConflict((oc) =>
-          oc.column('id').doUpdateSet({
-            status: row.status,
-            record: row.record,
-            updated_at: row.updated_at,
-            node: row.node,
-          }),
-        )
-        .execute();
+      try {
+        await tx
+          .insertInto('invocations')
+          .values(row)
+          .onConflict((oc) =>
+            oc.column('id').doUpdateSet({
+              status: row.status,
+              record: row.record,
+              updated_at: row.updated_at,
+              node: row.node,
+            }),
+          )
+          .execute();
+      } catch (err) {
+        // The key's unique constraint: another node stored this key's call first.
+        if (isUniqueViolation(err, 'invocations_idempotency'))
+          throw keyTaken(record.idempotencyKey, err);
+        throw err;
+      }
       if (receipt !== undefined) {
         const envelope = JSON.stringify(receipt);
         await tx
@@ -126,4 +134,10 @@ export class PostgresInvocationStore implements InvocationStore {
       return last;
     });
   }
+}
+
+/** True when `err` is PostgreSQL's unique violation (SQLSTATE 23505) of `constraint`. */
+function isUniqueViolation(err: unknown, constraint: string): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return e.code === '23505' && e.constraint === constraint;
 }

@@ -5,6 +5,7 @@ import { accessTokens } from './migration-access-tokens.js';
 import { auditHeads } from './migration-audit-heads.js';
 import { invocationFilters } from './migration-invocation-filters.js';
 import { nodes } from './migration-nodes.js';
+import { nodeState } from './migration-node-state.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -283,5 +284,8 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
     ...(dialect === 'postgres' ? { '0006_audit_heads': auditHeads() } : {}),
     '0007_invocation_filters': invocationFilters(),
     '0008_nodes': nodes(),
+    // PostgreSQL only: the nodes of one database share their signing keys and the agents' MCP
+    // sessions. SQLite's one gateway keeps them in its data directory and its memory.
+    ...(dialect === 'postgres' ? { '0009_node_state': nodeState() } : {}),
   };
 }

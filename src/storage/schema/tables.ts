@@ -204,4 +204,23 @@ export interface Tables {
     record: string;
     updated_at: string;
   };
+  /** PostgreSQL only: the signing keys shared by the nodes. */
+  signing_keys: {
+    kid: string;
+    x: string;
+    created_at: string;
+    retired_at: string | null;
+    /** JSON of the sealed PKCS8 PEM private key; null once retired. */
+    sealed: string | null;
+  };
+  /** PostgreSQL only: the agents' MCP sessions, shared by the nodes. */
+  mcp_sessions: {
+    id: string;
+    tenant: string;
+    principal: string;
+    token_id: string;
+    /** JSON of the client's initialize params. */
+    initialize: string;
+    created_at: string;
+  };
 }

@@ -1,0 +1,31 @@
+import { ErrorCode, GatehouseError, isGatehouseError } from '../core/index.js';
+
+/** The `details.reason` of {@link keyTaken}. */
+const KEY_TAKEN = 'key-taken';
+
+/**
+ * What {@link InvocationStore.save} throws when another process stored an invocation of the same
+ * tenant, principal, idempotency key and attempt first (nodes sharing one database): nothing of
+ * this step is stored, and the caller answers with the stored call instead.
+ */
+export function keyTaken(key: string, cause?: unknown): GatehouseError {
+  return new GatehouseError(
+    ErrorCode.CONFLICT,
+    `Another gateway node recorded a call with idempotency key ${key} first.`,
+    { details: { reason: KEY_TAKEN }, cause },
+  );
+}
+
+/** True when `err` is {@link keyTaken}'s error. */
+export function isKeyTaken(err: unknown): boolean {
+  return isGatehouseError(err) && err.details.reason === KEY_TAKEN;
+}
+
+/**
+ * True when a step was refused because another writer (a node sharing the database) stored the
+ * same call first: its idempotency key, or the approval it resumes with. Nothing of the step is
+ * stored, and what is stored is the other writer's to end.
+ */
+export function lostToAnotherWriter(err: unknown): boolean {
+  return isKeyTaken(err) || (isGatehouseError(err) && err.code === ErrorCode.APPROVAL_CONSUMED);
+}
