@@ -23,16 +23,19 @@ export function invocationFilters(): Migration {
           await db.schema.alterTable('invocations').addColumn(column, 'text').execute();
       let after = '';
       for (;;) {
-        const rows = await sql<{ id: string; record: string }>`select id, record from invocations
-          where id > ${after} order by id limit ${BATCH}`.execute(db);
+        const rows = await sql<{ id: string; record: string; tool_id: string }>`select id, record,
+          tool_id from invocations where id > ${after} order by id limit ${BATCH}`.execute(db);
         for (const row of rows.rows) {
+          // A record of an older or partial shape still gets its columns: the tool from the
+          // `id@version` column, and empty text for what it does not say.
           const r = JSON.parse(row.record) as {
-            tool: { id: string };
-            agent: { id: string };
-            environment: string;
+            tool?: { id?: string };
+            agent?: { id?: string };
+            environment?: string;
           };
-          await sql`update invocations set tool_name = ${r.tool.id}, agent_id = ${r.agent.id},
-            environment = ${r.environment} where id = ${row.id}`.execute(db);
+          const tool = r.tool?.id ?? row.tool_id.slice(0, row.tool_id.lastIndexOf('@'));
+          await sql`update invocations set tool_name = ${tool}, agent_id = ${r.agent?.id ?? ''},
+            environment = ${r.environment ?? ''} where id = ${row.id}`.execute(db);
         }
         const last = rows.rows[rows.rows.length - 1];
         if (!last) break;
