@@ -169,15 +169,15 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         await form.getByRole('button', { name: 'Register' }).click();
 
         await p.getByRole('heading', { name: 'MCP server from-the-studio' }).waitFor();
-        await expect.poll(() => state(p)).toBe('registered');
+        await expect.poll(() => state(p), { timeout: 10_000 }).toBe('registered');
         const id = p.url().split('/').pop()!;
         await p.getByRole('button', { name: 'Verify (handshake and discovery)' }).click();
         await p.getByRole('row', { name: /greet/ }).getByText('not bound (not callable)').waitFor();
-        await expect.poll(() => state(p)).toBe('verified');
+        await expect.poll(() => state(p), { timeout: 10_000 }).toBe('verified');
         await p.getByRole('button', { name: 'Activate' }).click();
         await p.getByText('Done: the server is active.').waitFor();
         // The page shows the answer, then the server as read again: wait for that read.
-        await expect.poll(() => state(p)).toBe('active');
+        await expect.poll(() => state(p), { timeout: 10_000 }).toBe('active');
         expect(await p.getByRole('button', { name: 'Activate' }).count()).toBe(0);
         expect((await studio.gateway.gateway.mcp.get('acme', id)).server).toMatchObject({
           name: 'from-the-studio',
