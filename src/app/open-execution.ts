@@ -1,4 +1,4 @@
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock, IdGenerator } from '../core/index.js';
 import { ExecutionCapacity, Reaper } from '../capacity/index.js';
@@ -6,7 +6,8 @@ import { BrowserExecutor, ComputerUseExecutor, ShellExecutor } from '../executor
 import { SandboxLeases } from '../invocation/index.js';
 import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
-import { BwrapSandbox, SANDBOX_UID, Workspaces } from '../sandbox/index.js';
+import { BwrapSandbox, SANDBOX_UID, Workspaces, openScratch } from '../sandbox/index.js';
+import type { ScratchDir } from '../sandbox/index.js';
 import { CredentialBroker, SecretService } from '../secrets/index.js';
 import type { SecretCipher } from '../secrets/index.js';
 import type { StdioLauncher } from '../mcp/index.js';
@@ -14,6 +15,9 @@ import type { GatewayConfig } from './config.js';
 import type { Storage } from './open-storage.js';
 import { McpSandbox } from './mcp-sandbox.js';
 import { MCP_POOL } from './sandbox-config.js';
+
+/** Size of each scratch tmpfs: launchers, Chromium policies, sockets (a few KiB each). */
+const SCRATCH_BYTES = 8 * 1024 * 1024;
 
 /** The parts that run code for tools: secrets, capacity, sandbox, egress, workspaces, reaper. */
 export interface Execution {
@@ -87,6 +91,8 @@ export async function openExecution(options: {
     await sandbox.close();
     return { ...base, sandboxProblem: problem, reapedAtStart: [], close: () => Promise.resolve() };
   }
+  const asRoot = process.getuid?.() === 0;
+  const scratches: ScratchDir[] = [];
   const workspaces = new Workspaces({
     root: join(sc.root, 'workspaces'),
     repositories: sc.repositories,
@@ -96,7 +102,7 @@ export async function openExecution(options: {
     dir: join(sc.root, 'egress'),
     socketOwner: { uid: SANDBOX_UID, gid: SANDBOX_UID },
     // A sandbox reads the source of its socket's bind in /proc/self/mountinfo: not the host's path.
-    mountTmpfs: process.getuid?.() === 0,
+    mountTmpfs: asRoot,
   });
   const leases = new SandboxLeases({
     capacity,
@@ -117,20 +123,25 @@ export async function openExecution(options: {
     },
   });
   executors.set('shell', new ShellExecutor(sandbox));
-  // Browser calls' launchers and Chromium policies: this gateway's alone, so what a crash left goes.
-  const browserScratch = join(sc.root, 'browser');
-  await rm(browserScratch, { recursive: true, force: true });
-  await mkdir(browserScratch, { mode: 0o711 });
-  await chmod(browserScratch, 0o711);
-  executors.set('browser', new BrowserExecutor(sandbox, browserScratch));
-  // Desktops' egress relay sockets: this gateway's alone, so what a crash left goes.
-  const desktopScratch = join(sc.root, 'desktop');
-  await rm(desktopScratch, { recursive: true, force: true });
-  await mkdir(desktopScratch, { mode: 0o711 });
-  await chmod(desktopScratch, 0o711);
+  // Browser calls' launchers and Chromium policies, desktops' egress relay sockets: this
+  // gateway's alone (what a crash left goes), each on a tmpfs of its own when root, so a sandbox
+  // that binds a policy or a socket from them reads no host path in its mount table.
+  const browserScratch = await openScratch(join(sc.root, 'browser'), {
+    tmpfs: asRoot,
+    source: 'gatehouse-browser',
+    sizeBytes: SCRATCH_BYTES,
+  });
+  scratches.push(browserScratch);
+  executors.set('browser', new BrowserExecutor(sandbox, browserScratch.path));
+  const desktopScratch = await openScratch(join(sc.root, 'desktop'), {
+    tmpfs: asRoot,
+    source: 'gatehouse-desktop',
+    sizeBytes: SCRATCH_BYTES,
+  });
+  scratches.push(desktopScratch);
   const computerUse = new ComputerUseExecutor(sandbox, {
-    scratch: desktopScratch,
-    owner: process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
+    scratch: desktopScratch.path,
+    owner: asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
   });
   // A desktop lives as long as its lease: released or reaped, its display and application go.
   executors.set('computer-use', computerUse);
@@ -181,6 +192,7 @@ export async function openExecution(options: {
       reaper.close();
       await computerUse.close();
       await egress.close();
+      for (const scratch of scratches) await scratch.close();
       await sandbox.close();
     },
   };

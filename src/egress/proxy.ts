@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import {
   ErrorCode,
   GatehouseError,
@@ -10,6 +8,7 @@ import {
   ResourceLifecycle,
   isoTime,
 } from '../core/index.js';
+import { mountTmpfs, unmountAll } from '../sandbox/index.js';
 import { EgressAllowList } from './allow-list.js';
 import { systemResolve } from './authorize.js';
 import type { EgressResolver } from './authorize.js';
@@ -69,7 +68,6 @@ export interface EgressProxyOptions {
   mountTmpfs?: boolean;
 }
 
-const run = promisify(execFile);
 /** Size of the sockets' tmpfs: sockets and their directories take no data blocks. */
 const TMPFS_OPTIONS = 'size=64k,mode=0711,nosuid,nodev,noexec';
 
@@ -232,7 +230,16 @@ export class EgressProxy {
     const mode = this.options.socketOwner ? 0o711 : 0o700;
     await mkdir(dir, { recursive: true, mode });
     if (this.options.mountTmpfs === true) {
-      this.mounted ??= mountTmpfs(dir);
+      // A tmpfs a killed gateway left at `dir` goes first.
+      this.mounted ??= unmountAll(dir)
+        .then(() =>
+          mountTmpfs(dir, {
+            source: 'gatehouse-egress',
+            options: TMPFS_OPTIONS,
+            what: "the egress sockets' tmpfs",
+          }),
+        )
+        .then(() => true);
       await this.mounted;
     }
     const stat = await lstat(dir);
@@ -240,35 +247,5 @@ export class EgressProxy {
       throw new IllegalStateError(`egress socket directory ${dir} is not a directory we own`);
     }
     await chmod(dir, mode);
-  }
-}
-
-/**
- * Mounts the sockets' tmpfs at `dir`, after unmounting any a killed gateway left there.
- * @throws GatehouseError UNAVAILABLE when it cannot be mounted (not root).
- */
-async function mountTmpfs(dir: string): Promise<boolean> {
-  await unmountAll(dir);
-  try {
-    await run('mount', ['-t', 'tmpfs', '-o', TMPFS_OPTIONS, 'gatehouse-egress', dir]);
-  } catch (err) {
-    throw new GatehouseError(
-      ErrorCode.UNAVAILABLE,
-      `Cannot mount the egress sockets' tmpfs at ${dir} (it needs root): ${(err as { stderr?: string }).stderr?.trim() ?? (err as Error).message}`,
-      { cause: err },
-    );
-  }
-  return true;
-}
-
-/** Unmounts every tmpfs stacked at `dir` (a crash may have left one under ours). */
-async function unmountAll(dir: string): Promise<void> {
-  for (let i = 0; i < 8; i += 1) {
-    const mounted = await run('mountpoint', ['-q', dir]).then(
-      () => true,
-      () => false,
-    );
-    if (!mounted) return;
-    await run('umount', ['--lazy', dir]).catch(() => undefined);
   }
 }

@@ -14,3 +14,5 @@ export {
 export { DEFAULT_CGROUP_PARENT } from './cgroups/detect-cgroups.js';
 export { SANDBOX_UID, Workspaces } from './workspaces.js';
 export type { Workspace } from './workspaces.js';
+export { mountTmpfs, openScratch, unmountAll } from './host-tmpfs.js';
+export type { ScratchDir } from './host-tmpfs.js';

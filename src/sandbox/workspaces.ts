@@ -3,6 +3,7 @@ import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
+import { mountTmpfs } from './host-tmpfs.js';
 import { removeTree } from './remove-tree.js';
 
 const run = promisify(execFile);
@@ -55,14 +56,15 @@ export class Workspaces {
     if (max <= 0) return;
     const opts = `size=${max},mode=0700,uid=${SANDBOX_UID},gid=${SANDBOX_UID},nosuid,nodev`;
     try {
-      await run('mount', ['-t', 'tmpfs', '-o', opts, 'gatehouse-workspace', path]);
+      await mountTmpfs(path, {
+        source: 'gatehouse-workspace',
+        options: opts,
+        what: `the ${max}-byte workspace of a lease`,
+        hint: 'Run as root or set GATEHOUSE_WORKSPACE_MB=0 to leave workspaces unbounded.',
+      });
     } catch (err) {
       await rm(path, { recursive: true, force: true });
-      throw new GatehouseError(
-        ErrorCode.UNAVAILABLE,
-        `Cannot mount the ${max}-byte workspace of a lease (it needs root): ${(err as { stderr?: string }).stderr?.trim() ?? (err as Error).message}. Run as root or set GATEHOUSE_WORKSPACE_MB=0 to leave workspaces unbounded.`,
-        { cause: err },
-      );
+      throw err;
     }
   }
 

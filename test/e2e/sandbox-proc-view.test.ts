@@ -64,13 +64,13 @@ describe('what a sandboxed call sees of the host in /proc', () => {
     for (const secret of [...hostPaths(g), leaseId]) expect(others).not.toContain(secret);
   });
 
-  it('leaves no tmpfs of the egress sockets mounted once the gateway closes', async () => {
+  it('leaves none of its tmpfs (egress sockets, browser and desktop scratch) mounted once the gateway closes', async () => {
     g = await startDemoGateway();
     await look(g);
-    const egressDir = `${g.sandboxRoot}/egress`;
-    expect(mountPoints()).toContain(egressDir);
+    const dirs = ['egress', 'browser', 'desktop'].map((d) => `${g!.sandboxRoot}/${d}`);
+    for (const dir of dirs) expect(mountPoints()).toContain(dir);
     await g.stop();
-    expect(mountPoints()).not.toContain(egressDir);
+    for (const dir of dirs) expect(mountPoints()).not.toContain(dir);
   });
 });
 

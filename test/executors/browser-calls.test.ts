@@ -268,11 +268,24 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect((r.output as BrowserOutput).failed).toMatchObject({ index: 1, code: 'LIMIT_MEMORY' });
   }, 90_000);
 
-  it('ends a call that can change things uncertain when it times out after a page loaded', async () => {
-    const r = await browse('test/slow-write', [
+  it('ends a call that can change things uncertain when it times out after a page loaded; its Chromium sees no host path in its mount table', async () => {
+    const call = browse('test/slow-write', [
       { action: 'goto', url: `${site.origin}/` },
       { action: 'waitFor', selector: '#never' },
     ]);
+    // While it waits, the mount table of its Chromium, as the host reads it.
+    let mounts: string | null = null;
+    void call.finally(() => (mounts ??= ''));
+    while (mounts === null) {
+      mounts = sandboxMountTable(' /etc/chromium/policies/managed ');
+      if (mounts === null) await new Promise((ok) => setTimeout(ok, 100));
+    }
+    const r = await call;
+    // The policy is bound from a tmpfs of the gateway's own, the socket from the egress tmpfs.
+    expect(mounts).toMatch(/ \/etc\/chromium\/policies\/managed .* gatehouse-browser /);
+    for (const hidden of [g.sandboxRoot, g.dataDir, process.cwd(), String(r.lease?.id)]) {
+      expect(mounts).not.toContain(hidden);
+    }
     expect(r.status).toBe('uncertain');
     expect(r.error?.message).toMatch(/timed out after 15000 ms/);
     expect((r.output as BrowserOutput).failed).toMatchObject({ index: 1, code: 'TIMEOUT' });
@@ -326,4 +339,18 @@ function filesUnder(dir: string): string[] {
     const path = join(dir, name);
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
+}
+
+/** The mount table of some process on this host whose table holds `line`, or null. */
+function sandboxMountTable(line: string): string | null {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const table = readFileSync(`/proc/${pid}/mountinfo`, 'utf8');
+      if (table.includes(line)) return table;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
 }

@@ -204,14 +204,17 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     expect(ours()).toEqual([]);
   }, 60_000);
 
-  it("reaches only the lease's allow-list, through the running call's egress endpoint, with the decisions on its record", async () => {
+  it("reaches only the lease's allow-list, through the running call's egress endpoint, with the decisions on its record; its mount table names no host path", async () => {
     const listed = `http://127.0.0.1:${portOf(site)}/`;
     const unlisted = `http://127.0.0.1:${portOf(other)}/`;
     n += 1;
     const res = await g.invoke(agent, `desktop-${n}`, {
       ...(call('test/desktop-net', {
         actions: [
-          { action: 'type', text: `curl -s -o got ${listed}; curl -s -o other ${unlisted}` },
+          {
+            action: 'type',
+            text: `curl -s -o got ${listed}; curl -s -o other ${unlisted}; cat /proc/self/mountinfo >mounts`,
+          },
           { action: 'key', text: 'Return' },
           { action: 'wait', duration: 3 },
         ],
@@ -230,6 +233,13 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
       [portOf(site), true],
       [portOf(other), false],
     ]);
+    // The relay socket is bound from a tmpfs of the gateway's own: neither the sandbox directory,
+    // the data directory, the gateway's directory nor the lease id shows.
+    const mounts = readFileSync(join(workspace, 'mounts'), 'utf8');
+    expect(mounts).toMatch(/ \/run\/gatehouse\/egress\.sock .* gatehouse-desktop /);
+    for (const hidden of [g.sandboxRoot, g.dataDir, process.cwd(), String(r.lease?.id)]) {
+      expect(mounts).not.toContain(hidden);
+    }
   }, 60_000);
 
   it('answers an MCP client with the closing screenshot as an image content block', async () => {

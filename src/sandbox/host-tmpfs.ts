@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { ErrorCode, GatehouseError } from '../core/index.js';
+
+const run = promisify(execFile);
+
+/**
+ * Mounts a tmpfs named `source` at `dir` (which must exist). What a sandbox binds from it shows in its /proc/self/mountinfo as a path
+ * inside this filesystem (`/name/file` on `source`), never as the host's path: this is how the
+ * gateway keeps its directories out of a sandbox's sight.
+ * @throws GatehouseError UNAVAILABLE when it cannot be mounted (not root), naming `what` and `hint`.
+ */
+export async function mountTmpfs(
+  dir: string,
+  o: { source: string; options: string; what: string; hint?: string },
+): Promise<void> {
+  try {
+    await run('mount', ['-t', 'tmpfs', '-o', o.options, o.source, dir]);
+  } catch (err) {
+    const why = (err as { stderr?: string }).stderr?.trim() || (err as Error).message;
+    throw new GatehouseError(
+      ErrorCode.UNAVAILABLE,
+      `Cannot mount ${o.what} at ${dir} (it needs root): ${why}.${o.hint === undefined ? '' : ` ${o.hint}`}`,
+      { cause: err },
+    );
+  }
+}
+
+/** Unmounts every filesystem stacked at `dir` (a crash may have left one under ours). Safe to repeat. */
+export async function unmountAll(dir: string): Promise<void> {
+  for (let i = 0; i < 8; i += 1) {
+    const mounted = await run('mountpoint', ['-q', dir]).then(
+      () => true,
+      () => false,
+    );
+    if (!mounted) return;
+    await run('umount', ['--lazy', dir]).catch(() => undefined);
+  }
+}
+
+/** A directory of this gateway's for files it binds into sandboxes, emptied at start. */
+export interface ScratchDir {
+  readonly path: string;
+  /** Unmounts its tmpfs (if any) and removes it. Safe to repeat. */
+  close(): Promise<void>;
+}
+
+/**
+ * Empties `path` of what a crashed predecessor left and makes it afresh (0711: sandbox users pass
+ * through to the 0700 directories of their own inside). With `tmpfs` (a root gateway) it is a
+ * small tmpfs named `source`, so the sandboxes that bind files from it cannot read the host's
+ * directories in their mount table.
+ */
+export async function openScratch(
+  path: string,
+  o: { tmpfs: boolean; source: string; sizeBytes: number },
+): Promise<ScratchDir> {
+  await mkdir(path, { recursive: true, mode: 0o711 });
+  await unmountAll(path);
+  await rm(path, { recursive: true, force: true });
+  await mkdir(path, { mode: 0o711 });
+  if (o.tmpfs) {
+    await mountTmpfs(path, {
+      source: o.source,
+      options: `size=${o.sizeBytes},mode=0711,nosuid,nodev`,
+      what: `the scratch tmpfs ${o.source}`,
+    });
+  }
+  await chmod(path, 0o711);
+  let closing: Promise<void> | null = null;
+  return {
+    path,
+    close: () =>
+      (closing ??= (async () => {
+        if (o.tmpfs) await unmountAll(path);
+        await rm(path, { recursive: true, force: true });
+      })()),
+  };
+}
