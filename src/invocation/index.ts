@@ -15,7 +15,13 @@ export { abortCode } from './executor.js';
 export { Pipeline } from './pipeline.js';
 export type { PipelineOptions, PipelineMetrics } from './pipeline.js';
 export { InvocationService } from './invocation-service.js';
-export { isKeyTaken, keyTaken, lostToAnotherWriter } from './key-taken.js';
+export {
+  isKeyTaken,
+  isSettledMeanwhile,
+  keyTaken,
+  lostToAnotherWriter,
+  settledMeanwhile,
+} from './key-taken.js';
 export type { InvokeRequest, InvocationServiceOptions } from './invocation-service.js';
 export { recoverInterrupted } from './recover-interrupted.js';
 export type { RecoveryScope } from './recover-interrupted.js';

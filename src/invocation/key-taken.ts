@@ -27,5 +27,34 @@ export function isKeyTaken(err: unknown): boolean {
  * stored, and what is stored is the other writer's to end.
  */
 export function lostToAnotherWriter(err: unknown): boolean {
-  return isKeyTaken(err) || (isGatehouseError(err) && err.code === ErrorCode.APPROVAL_CONSUMED);
+  return (
+    isKeyTaken(err) ||
+    isSettledMeanwhile(err) ||
+    (isGatehouseError(err) && err.code === ErrorCode.APPROVAL_CONSUMED)
+  );
+}
+
+/** The `details.reason` of {@link settledMeanwhile}. */
+const SETTLED_MEANWHILE = 'settled-meanwhile';
+
+/**
+ * What {@link InvocationStore.save} throws when a step expected invocation `id` in status
+ * `expected` and it had left it: another node (or the expiry of its approval) settled it first.
+ * Nothing of the step is stored.
+ */
+export function settledMeanwhile(
+  id: string,
+  expected: string,
+  found: string | undefined,
+): GatehouseError {
+  return new GatehouseError(
+    ErrorCode.CONFLICT,
+    `Invocation ${id} is ${found ?? 'missing'} now, not ${expected}: it was settled meanwhile.`,
+    { details: { reason: SETTLED_MEANWHILE, invocationId: id, expected, found: found ?? null } },
+  );
+}
+
+/** True when `err` is {@link settledMeanwhile}'s error. */
+export function isSettledMeanwhile(err: unknown): boolean {
+  return isGatehouseError(err) && err.details.reason === SETTLED_MEANWHILE;
 }

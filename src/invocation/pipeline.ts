@@ -13,7 +13,7 @@ import { validated } from './pipeline-context.js';
 import type { ClassifiedContext, PipelineContext } from './pipeline-context.js';
 import { invocationSummary } from './invocation-ledger.js';
 import { enterStatus, invocationStep } from './invocation-step.js';
-import { lostToAnotherWriter } from './key-taken.js';
+import { isSettledMeanwhile, lostToAnotherWriter } from './key-taken.js';
 import type { StepParts } from './invocation-step.js';
 import type { StageName, StageResult, TraceEntry } from './stage.js';
 import { validationStage } from './stages/validation-stage.js';
@@ -265,8 +265,9 @@ export class Pipeline {
   private async save(ctx: PipelineContext, status: InvocationStatus): Promise<InvocationRecord> {
     const { record } = ctx;
     const recorded = ctx.savedTrace > 0;
+    const stored = recorded ? record.status : 'new';
     const at = isoTime(this.options.clock.now());
-    const final = enterStatus(record, recorded ? record.status : 'new', status, at);
+    const final = enterStatus(record, stored, status, at);
     if (this.options.node !== undefined) record.node = this.options.node;
     const stages = record.trace.slice(ctx.savedTrace);
     const summary = invocationSummary(record, status);
@@ -326,6 +327,9 @@ export class Pipeline {
       events,
       ...(final ? { signer: this.options.signer } : {}),
     });
+    // Fenced: the step is written only if the call is still as this pass last stored it. Another
+    // node that took this one for dead (or the expiry of its approval) may have settled it since.
+    if (stored !== 'new') step.expectedStatus = stored;
     if (ctx.pendingApproval) step.approval = ctx.pendingApproval;
     if (ctx.approved && record.approval === null) {
       step.consumeApproval = ctx.approved.id;
@@ -337,6 +341,13 @@ export class Pipeline {
     } catch (err) {
       if (step.consumeApproval) record.approval = null;
       span?.end('threw');
+      if (isSettledMeanwhile(err)) {
+        // What this pass saw is evidence for whoever resolves the settled call: in the log.
+        (ctx.telemetry?.log ?? this.options.log)?.error(
+          { invocationId: record.id, tenant: record.tenant, lateStatus: status, error: record.error },
+          'a call was settled elsewhere before this pass could record its outcome; the outcome it saw is not recorded',
+        );
+      }
       throw err;
     }
     span?.end('recorded');

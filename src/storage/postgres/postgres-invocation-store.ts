@@ -7,9 +7,9 @@ import type {
   InvocationStore,
 } from '../../invocation/index.js';
 import { selectInvocations } from '../sql/invocation-query.js';
-import { keyTaken } from '../../invocation/index.js';
+import { keyTaken, settledMeanwhile } from '../../invocation/index.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
-import { ofNodes, statusChangedError } from '../sql/node-rows.js';
+import { ofNodes } from '../sql/node-rows.js';
 import { consumeApproval, insertApproval } from './postgres-approval-store.js';
 import { appendLedger } from './postgres-ledger.js';
 import type { PostgresDatabase } from './postgres-database.js';
@@ -94,7 +94,7 @@ export class PostgresInvocationStore implements InvocationStore {
             .executeTakeFirst()
         )?.status;
         if (found !== step.expectedStatus)
-          throw statusChangedError(step.record.id, step.expectedStatus, found);
+          throw settledMeanwhile(step.record.id, step.expectedStatus, found);
       }
       if (step.approval) await insertApproval(tx, step.approval);
       const positions = await appendLedger(tx, step.ledger);

@@ -48,19 +48,3 @@ export function parseNode(r: Tables['nodes']): GatewayNode {
     claimedBy: r.claimed_by,
   };
 }
-
-/**
- * Why a step that was to settle invocation `id` from `expected` was not written: another node
- * changed it meanwhile.
- */
-export function statusChangedError(
-  id: string,
-  expected: string,
-  found: string | undefined,
-): GatehouseError {
-  return new GatehouseError(
-    ErrorCode.CONFLICT,
-    `Invocation ${id} is ${found ?? 'missing'} now, not ${expected}: it was settled meanwhile.`,
-    { details: { invocationId: id, expected, found: found ?? null } },
-  );
-}

@@ -6,9 +6,10 @@ import type {
   InvocationStep,
   InvocationStore,
 } from '../../invocation/index.js';
+import { settledMeanwhile } from '../../invocation/index.js';
 import { selectInvocations } from '../sql/invocation-query.js';
 import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
-import { ofNodes, statusChangedError } from '../sql/node-rows.js';
+import { ofNodes } from '../sql/node-rows.js';
 import { SqliteApprovalStore } from './sqlite-approval-store.js';
 import { appendLedger } from './sqlite-ledger.js';
 import type { SqliteDatabase } from './sqlite-database.js';
@@ -88,14 +89,15 @@ export class SqliteInvocationStore implements InvocationStore {
         }
       }
       if (step.expectedStatus !== undefined) {
-        const found = this.db.first(
-          this.db.kysely
-            .selectFrom('invocations')
-            .select('status')
-            .where('id', '=', step.record.id),
+        // Every step after a call's first is fenced so: a prepared statement, not a new query.
+        const found = this.db.firstPrepared(
+          'invocation-status',
+          (p) =>
+            this.db.kysely.selectFrom('invocations').select('status').where('id', '=', p('id')),
+          { id: step.record.id },
         )?.status;
         if (found !== step.expectedStatus)
-          throw statusChangedError(step.record.id, step.expectedStatus, found);
+          throw settledMeanwhile(step.record.id, step.expectedStatus, found);
       }
       if (step.approval) this.approvals.insertWithin(step.approval);
       const positions = appendLedger(this.db, step.ledger);
