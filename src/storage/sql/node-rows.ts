@@ -1,5 +1,4 @@
 import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
-import { ErrorCode, GatehouseError } from '../../core/index.js';
 import type { GatewayNode, NodeStatus } from '../../capacity/index.js';
 import type { Tables } from '../schema/tables.js';
 
