@@ -344,7 +344,12 @@ export class Pipeline {
       if (isSettledMeanwhile(err)) {
         // What this pass saw is evidence for whoever resolves the settled call: in the log.
         (ctx.telemetry?.log ?? this.options.log)?.error(
-          { invocationId: record.id, tenant: record.tenant, lateStatus: status, error: record.error },
+          {
+            invocationId: record.id,
+            tenant: record.tenant,
+            lateStatus: status,
+            error: record.error,
+          },
           'a call was settled elsewhere before this pass could record its outcome; the outcome it saw is not recorded',
         );
       }
