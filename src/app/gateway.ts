@@ -5,7 +5,7 @@ import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import { ResourceLifecycle, monotonicIds, systemClock } from '../core/index.js';
 import type { Clock, IdGenerator } from '../core/index.js';
-import { AuditLog } from '../audit/index.js';
+import { AuditLog, recentJwks } from '../audit/index.js';
 import type { Keyring } from '../audit/index.js';
 import { ApprovalService } from '../approvals/index.js';
 import { HttpExecutor, McpExecutor, NativeExecutor } from '../executors/index.js';
@@ -397,11 +397,8 @@ export class Gateway {
           mcp,
           events: storage.outbox,
           metrics,
-          // Fresh from the database on PostgreSQL: another node may have rotated the keys.
-          jwks: async () => {
-            await keyring.refresh().catch(() => undefined);
-            return keyring.jwks();
-          },
+          // Reloaded (on PostgreSQL another node may have rotated the keys) at most once a second.
+          jwks: recentJwks(keyring, 1000),
           ready: () => self.gateway?.isReady() ?? false,
           ...(config.oauth
             ? {

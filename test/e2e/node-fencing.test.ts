@@ -49,7 +49,7 @@ describe('a node taken over while it was only paused', () => {
     const res = await pending;
     // The caller is answered as a retry of an unresolved uncertain call is.
     expect(res.status, JSON.stringify(res.body)).toBe(409);
-    expect(res.body.error.code).toBe('EFFECT_UNCERTAIN');
+    expect(res.body.error?.code).toBe('EFFECT_UNCERTAIN');
     const stored = (await store.get('acme', running!.id))!;
     expect(stored.status).toBe('uncertain');
     expect(stored.error?.code).toBe('NODE_LOST');
