@@ -8,6 +8,8 @@ export type { DemoTokens } from './demo.js';
 export { registerDemoHandlers, demoToolEvents, demoAgentEvent } from './demo-tools.js';
 export { startGateway } from './start-gateway.js';
 export { verifyDataDirectory } from './verify-data-dir.js';
+export { listSigningKeys, rotateSigningKeys } from './signing-key-admin.js';
+export type { Rotation, SigningKeyInfo } from './signing-key-admin.js';
 export { createLogger } from './logger.js';
 export type { LogLevel, LoggerOptions } from './logger.js';
 export { loadTracingConfig } from './tracing-config.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { accessCommands } from './commands/access-commands.js';
 import { approvalCommands } from './commands/approval-commands.js';
 import { clientCommands } from './commands/client-commands.js';
-import { evidenceCommands } from './commands/evidence-commands.js';
+import { evidenceCommands, signingKeyCommands } from './commands/evidence-commands.js';
 import { invokeCommand } from './commands/invoke-command.js';
 import { mcpCommands } from './commands/mcp-commands.js';
 import { releaseCommands } from './commands/release-commands.js';
@@ -44,5 +44,6 @@ export function buildProgram(): Command {
   secretCommands(program);
   mcpCommands(program);
   evidenceCommands(program);
+  signingKeyCommands(program);
   return program;
 }

@@ -15,6 +15,8 @@ export interface MasterKeyOptions {
   keyFile: string;
   /** Where {@link MASTER_KEY_ENV} is read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /** Create the key file when absent (default true); false: a missing key is NOT_FOUND. */
+  create?: boolean;
 }
 
 /** The master key and where it came from. */
@@ -38,7 +40,8 @@ export function masterKeyId(key: Uint8Array): string {
  * file, which is created (32 random bytes, mode 0600, directory 0700) when absent. Safe to repeat
  * and safe against a concurrent first start: the file is created whole or not at all.
  * @throws GatehouseError INVALID_INPUT when the env key is not base64 of 32 bytes, or the key file
- *   is not 32 bytes (raw, or base64 text), or is readable by group or others.
+ *   is not 32 bytes (raw, or base64 text), or is readable by group or others; NOT_FOUND when there
+ *   is none and `create` is false.
  */
 export async function loadMasterKey(options: MasterKeyOptions): Promise<MasterKey> {
   const fromEnv = (options.env ?? process.env)[MASTER_KEY_ENV];
@@ -52,7 +55,14 @@ export async function loadMasterKey(options: MasterKeyOptions): Promise<MasterKe
     }
     return { key, keyId: masterKeyId(key), source: 'env' };
   }
-  const key = (await readKeyFile(options.keyFile)) ?? (await createKeyFile(options.keyFile));
+  let key = await readKeyFile(options.keyFile);
+  if (key === undefined && options.create === false) {
+    throw new GatehouseError(
+      ErrorCode.NOT_FOUND,
+      `No master key: ${MASTER_KEY_ENV} is not set and there is no key file at ${options.keyFile}. Set ${MASTER_KEY_ENV} as the gateway has it, or pass the data directory of a node (--data DIR).`,
+    );
+  }
+  key ??= await createKeyFile(options.keyFile);
   return { key, keyId: masterKeyId(key), source: 'file' };
 }
 

@@ -86,6 +86,55 @@ export function evidenceCommands(program: Command): void {
     });
 }
 
+/**
+ * `keys list|rotate`: the receipt signing keys of a data directory (SQLite) or of the PostgreSQL
+ * database the nodes share, administered on the machine (not over the API: the keys sign every
+ * tenant's receipts). Without keys there, or without the master key, a usage error.
+ */
+export function signingKeyCommands(program: Command): void {
+  const keys = program.command('keys').description('the keys that sign receipts and checkpoints');
+  const where = (c: Command) =>
+    c
+      .option('--data <dir>', 'data directory (default .data or GATEHOUSE_DATA)')
+      .option('--db <url>', 'the PostgreSQL database the nodes share (GATEHOUSE_DB)');
+  const place = (opts: { data?: string; db?: string }) =>
+    [
+      opts.data ?? process.env.GATEHOUSE_DATA ?? '.data',
+      opts.db ?? process.env.GATEHOUSE_DB,
+    ] as const;
+  where(keys.command('list'))
+    .description(
+      'list the signing keys, oldest first: key id, created, retired (never a private key)',
+    )
+    .action(async (opts: { data?: string; db?: string }) => {
+      const { listSigningKeys } = await import('../../app/index.js');
+      for (const k of await asUsage(listSigningKeys(...place(opts)))) {
+        print(
+          `${k.kid}  created ${k.createdAt}  ${k.retiredAt ? `retired ${k.retiredAt}` : 'active'}`,
+        );
+      }
+    });
+  where(keys.command('rotate'))
+    .description(
+      'make a new key the active one; the old one stays published (SQLite: stop the gateway first; PostgreSQL: the nodes take it within seconds)',
+    )
+    .action(async (opts: { data?: string; db?: string }) => {
+      const { rotateSigningKeys } = await import('../../app/index.js');
+      const r = await asUsage(rotateSigningKeys(...place(opts)));
+      print(`rotated: ${r.active} signs from now on; ${r.retired} is retired and stays published`);
+    });
+}
+
+/** A NOT_FOUND (no keys, no master key, no data directory) is a wrong command line. */
+async function asUsage<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'NOT_FOUND') throw usageError((err as Error).message);
+    throw err;
+  }
+}
+
 /** The JWK set from a file, a URL, or (by default) the gateway's `/v1/receipt-keys`. */
 async function loadKeys(source: string | undefined): Promise<JwkSet> {
   if (source === undefined)
