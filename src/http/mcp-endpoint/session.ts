@@ -15,7 +15,7 @@ import { addScreenshots } from './screenshot-blocks.js';
 import { IDEMPOTENCY_KEY } from '../request-parsing.js';
 import type { GatewayServices } from '../services.js';
 import { callerSpanContext } from '../trace-context.js';
-import type { InvocationTelemetry } from '../../invocation/index.js';
+import type { CallerChannel, InvocationTelemetry } from '../../invocation/index.js';
 
 /** Options of {@link createSessionServer}. */
 interface SessionServerOptions {
@@ -159,7 +159,10 @@ export function createSessionServer(options: SessionServerOptions): SessionServe
         environment,
         idempotencyKey: key as string,
         ...(approvalId !== undefined ? { approvalId } : {}),
-        telemetry: telemetryOf(options.log, meta),
+        telemetry: {
+          ...telemetryOf(options.log, meta),
+          ...callerOf(meta, (n) => ctx.mcpReq.notify(n)),
+        },
       });
       const result = recordResult(record, extra);
       if (s.artifacts) await addScreenshots(result, record, s.registry, s.artifacts);
@@ -197,6 +200,30 @@ export function createSessionServer(options: SessionServerOptions): SessionServe
 function telemetryOf(log: FastifyBaseLogger, meta: Record<string, unknown>): InvocationTelemetry {
   const parent = callerSpanContext(meta);
   return parent ? { log: log.child({ traceId: parent.traceId }), parent } : { log };
+}
+
+/**
+ * The caller's channel of a call whose `_meta` carries a `progressToken`: the tool's progress is
+ * sent on the request's own stream under that token. Nothing else asks for a channel yet.
+ */
+function callerOf(
+  meta: Record<string, unknown>,
+  notify: (n: {
+    method: 'notifications/progress';
+    params: Record<string, unknown>;
+  }) => Promise<void>,
+): { caller?: CallerChannel } {
+  const token = meta.progressToken;
+  if (typeof token !== 'string' && typeof token !== 'number') return {};
+  return {
+    caller: {
+      progress: (p) =>
+        void notify({
+          method: 'notifications/progress',
+          params: { progressToken: token, ...p },
+        }).catch(() => undefined),
+    },
+  };
 }
 
 /** The closure with each `mcp` tool's upstream name, for a release that keeps them. */

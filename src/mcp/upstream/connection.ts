@@ -245,9 +245,7 @@ export class UpstreamConnection {
                   onProgress({
                     progress: p.progress,
                     ...(p.total !== undefined ? { total: p.total } : {}),
-                    ...(p.message !== undefined
-                      ? { message: this.redact(p.message) }
-                      : {}),
+                    ...(p.message !== undefined ? { message: this.redact(p.message) } : {}),
                   }),
               }
             : {}),

@@ -1,11 +1,7 @@
 import { ResourceLifecycle } from '../../core/index.js';
 import type { McpServerRecord } from '../mcp-server.js';
 import { UpstreamConnection } from './connection.js';
-import type {
-  ConnectionCredentials,
-  StdioLauncher,
-  UpstreamNotice,
-} from './connection-options.js';
+import type { ConnectionCredentials, StdioLauncher, UpstreamNotice } from './connection-options.js';
 import type { PinnedFetch } from '../../egress/index.js';
 
 /** Options of the {@link UpstreamPool}. */
