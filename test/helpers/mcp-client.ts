@@ -19,3 +19,17 @@ export function text(r: CallToolResult): string {
   const first = r.content[0];
   return first?.type === 'text' ? first.text : '';
 }
+
+/**
+ * The JSON-RPC answer of a raw `POST /mcp`: its JSON body, or the last `data:` of its event
+ * stream (Gatehouse answers requests as event streams, so progress can precede the answer).
+ */
+export async function rpcAnswer(res: Response): Promise<unknown> {
+  const body = await res.text();
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) return JSON.parse(body);
+  const data = body
+    .split('\n')
+    .filter((l) => l.startsWith('data:') && l.length > 'data:'.length + 1)
+    .map((l) => l.slice('data:'.length).trim());
+  return JSON.parse(data[data.length - 1] ?? 'null');
+}

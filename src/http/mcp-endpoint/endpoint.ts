@@ -13,6 +13,7 @@ import { jsonRpcRefusal } from './errors.js';
 import { translateFastifyError } from '../fastify-errors.js';
 import { authenticateAgent, checkHost, checkOrigin } from './guards.js';
 import type { McpReach } from './guards.js';
+import type { McpWatcher } from '../../mcp/index.js';
 import { RefusalType, recordRefusal, sessionDigest } from './refusals.js';
 import { createSessionServer } from './session.js';
 import { LiveSessions } from './live-sessions.js';
@@ -86,11 +87,8 @@ export function mountMcpEndpoint(
           );
       });
     },
+    ...(s.mcp ? { watchUpstreams: (w: McpWatcher) => s.mcp!.watch(w) } : {}),
     onError: (err, what) => app.log.warn({ err }, `MCP notifications: ${what} failed`),
-  });
-  const unwatchUpstreams = s.mcp?.watch({
-    changed: (tenant) => live.toolsMayHaveChanged(tenant),
-    notice: (server, notice) => void live.notice(server, notice),
   });
   const bufferBytes = o.streamBufferBytes ?? DEFAULT_STREAM_LIMITS.bufferBytes;
 
@@ -107,7 +105,6 @@ export function mountMcpEndpoint(
 
   // A node that stops lets go of its sessions; they stay open for the other nodes.
   app.addHook('onClose', async () => {
-    unwatchUpstreams?.();
     live.close();
     await Promise.allSettled([...sessions.entries()].map(([id, x]) => end(id, x, false)));
     sessions.clear();

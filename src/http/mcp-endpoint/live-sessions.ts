@@ -1,7 +1,7 @@
 import { EventType } from '../../core/index.js';
 import type { OutboxFeed } from '../../core/index.js';
 import { LOGGING_LEVELS } from '../../mcp/index.js';
-import type { LoggingLevel, McpServerRecord, UpstreamNotice } from '../../mcp/index.js';
+import type { LoggingLevel, McpServerRecord, McpWatcher, UpstreamNotice } from '../../mcp/index.js';
 
 /** The `_meta` key naming the upstream server a resource, prompt or notification comes from. */
 export const UPSTREAM_META = 'gatehouse/upstream';
@@ -45,6 +45,11 @@ export interface LiveSessionsOptions {
   feed: OutboxFeed;
   /** Changes a server's subscription upstream (this node's pooled connection). */
   subscribe: UpstreamSubscribe;
+  /**
+   * Watches this node's upstream servers (changes, notices) while sessions are open; returns the
+   * unwatch. Absent: no upstream servers.
+   */
+  watchUpstreams?: (w: McpWatcher) => () => void;
   /** Told of a failure of a background step (the outbox read, an upstream unsubscribe). */
   onError: (err: unknown, what: string) => void;
 }
@@ -69,6 +74,7 @@ export class LiveSessions {
   private readonly upstreamSubs = new Map<string, number>();
   private cursor: number | null = null;
   private unfollow: (() => void) | null = null;
+  private unwatch: (() => void) | null = null;
   private reading = false;
   private again = false;
   /** Tenants waiting for a check, and whether one runs. */
@@ -96,6 +102,8 @@ export class LiveSessions {
   close(): void {
     this.unfollow?.();
     this.unfollow = null;
+    this.unwatch?.();
+    this.unwatch = null;
     this.cursor = null;
   }
 
@@ -189,8 +197,13 @@ export class LiveSessions {
     if (this.entries.size === 0) this.close();
   }
 
-  /** The first session came: follow the outbox from its head. */
+  /** The first session came: follow the outbox from its head, and the upstream servers. */
   private begin(): void {
+    this.unwatch =
+      this.options.watchUpstreams?.({
+        changed: (tenant) => this.toolsMayHaveChanged(tenant),
+        notice: (server, notice) => void this.notice(server, notice),
+      }) ?? null;
     this.unfollow = this.options.feed.subscribe(() => void this.pump());
     void this.options.feed.head().then(
       (head) => {
