@@ -25,8 +25,12 @@ export function text(r: CallToolResult): string {
  * stream (Gatehouse answers requests as event streams, so progress can precede the answer).
  */
 export async function rpcAnswer(res: Response): Promise<unknown> {
-  const body = await res.text();
-  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) return JSON.parse(body);
+  return parseRpc(await res.text(), res.headers.get('content-type') ?? undefined);
+}
+
+/** {@link rpcAnswer} of a body already read, given its content type. */
+export function parseRpc(body: string, contentType: string | undefined): unknown {
+  if (!contentType?.startsWith('text/event-stream')) return JSON.parse(body);
   const data = body
     .split('\n')
     .filter((l) => l.startsWith('data:') && l.length > 'data:'.length + 1)
