@@ -163,7 +163,7 @@ export const ACCESS = {
   // The agents' MCP endpoint
   'POST /mcp': { roles: { agent: O }, owns: 'mcpSession' },
   'DELETE /mcp': { roles: { agent: O }, owns: 'mcpSession' },
-  'GET /mcp': { roles: 'public', why: 'answers 405: no standalone stream is offered' },
+  'GET /mcp': { roles: { agent: O }, owns: 'mcpSession' },
 
   // Studio sign-in (the routes read the token or cookie they are sent) and the Studio's files
   'POST /v1/sessions': {

@@ -50,8 +50,14 @@ export const MCP_ENDPOINT_ROUTES: readonly DocumentedRoute[] = [
     method: 'GET',
     url: '/mcp',
     tag: 'mcp',
-    summary: 'Not offered: no standalone server-sent event stream yet (POST JSON-RPC messages)',
-    responses: { '405': 'a JSON-RPC error; Allow: POST, DELETE' },
+    summary:
+      "A session's stream of notifications (server-sent events): tools/list_changed, upstream log messages and resource updates",
+    headers: { 'Mcp-Session-Id': { description: 'The session', required: true } },
+    responses: {
+      '200': 'text/event-stream, open until the session or its token ends',
+      '404': 'no such session of this agent',
+      '409': 'the session already has its stream open',
+    },
   },
 ];
 

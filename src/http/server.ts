@@ -205,7 +205,13 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     });
   }
 
-  mountMcpEndpoint(app, s, { ...o.mcp, version: o.version });
+  // A session's GET /mcp stream is bounded like an event stream, unless set apart.
+  const streamBufferBytes = o.mcp?.streamBufferBytes ?? o.streams?.bufferBytes;
+  mountMcpEndpoint(app, s, {
+    ...o.mcp,
+    ...(streamBufferBytes !== undefined ? { streamBufferBytes } : {}),
+    version: o.version,
+  });
 
   // A route added without its description or its access is a bug: the gateway refuses to start.
   app.addHook('onReady', (done) => {

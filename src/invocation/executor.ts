@@ -1,3 +1,4 @@
+import type { CallerChannel } from './invocation-telemetry.js';
 import { AbortReason, FailureCode } from '../core/index.js';
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { EgressDecision } from '../egress/index.js';
@@ -60,6 +61,8 @@ export interface ExecutionRequest {
    * own credentials. Never stored.
    */
   redactAlso: (values: BrokeredValue[], redactor?: Redactor) => void;
+  /** The caller's live channel, when the caller waits on one (see {@link CallerChannel}). */
+  caller?: CallerChannel;
 }
 
 /**

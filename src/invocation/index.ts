@@ -36,4 +36,4 @@ export type { ExecutionLease } from './executor.js';
 export { PendingOutcomes } from './pending-outcomes.js';
 export type { PendingOutcomesOptions } from './pending-outcomes.js';
 export { InvocationTrace, noopTracer } from './invocation-telemetry.js';
-export type { InvocationLog, InvocationTelemetry } from './invocation-telemetry.js';
+export type { CallerChannel, InvocationLog, InvocationTelemetry } from './invocation-telemetry.js';

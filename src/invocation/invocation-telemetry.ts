@@ -26,6 +26,17 @@ export interface InvocationTelemetry {
   parent?: SpanContext;
   /** Its lines already carry the parent's `traceId` when there is a parent. */
   log?: InvocationLog;
+  /** The caller's live channel while it waits (an MCP session's request), for the executor. */
+  caller?: CallerChannel;
+}
+
+/**
+ * What reaches the caller while its call runs, for executors that relay it (MCP upstreams): only
+ * during the pass the caller's request started, never stored.
+ */
+export interface CallerChannel {
+  /** The tool's progress; set only when the caller asked for it (an MCP `progressToken`). */
+  progress?: (p: { progress: number; total?: number; message?: string }) => void;
 }
 
 /**

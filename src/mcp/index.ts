@@ -19,7 +19,12 @@ export type { UpstreamView } from './upstream-view.js';
 export { UpstreamConnection } from './upstream/connection.js';
 export type { UpstreamCallOutcome } from './upstream/call-outcome.js';
 export type { DiscoveredLists } from './upstream/discovery.js';
+export type { McpWatcher } from './mcp-watchers.js';
+export type { CallProgress } from './upstream/connection.js';
+export { LOGGING_LEVELS } from './upstream/connection-options.js';
 export type {
+  LoggingLevel,
+  UpstreamNotice,
   ConnectionCredentials,
   LaunchedStdio,
   StdioLauncher,

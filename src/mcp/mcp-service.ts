@@ -18,6 +18,8 @@ import type { RegisterServer } from './server-lifecycle.js';
 import { ToolBindings } from './tool-bindings.js';
 import type { BindResult, ReapproveResult } from './tool-bindings.js';
 import { McpHealth } from './mcp-health.js';
+import { McpWatchers, WatchedMcpStore } from './mcp-watchers.js';
+import type { McpWatcher } from './mcp-watchers.js';
 import { UpstreamCalls } from './upstream-calls.js';
 import type { CallReadiness } from './upstream-calls.js';
 import type { UpstreamView } from './upstream-view.js';
@@ -47,13 +49,17 @@ export class McpService {
   private readonly store: McpStore;
   private readonly settings: McpSettings;
 
+  private readonly watchers = new McpWatchers();
+
   constructor(options: McpServiceOptions) {
-    const { store, clock, ids } = options;
+    const { clock, ids } = options;
+    const store = new WatchedMcpStore(options.store, this.watchers);
     const settings = mcpSettings(options);
     const serial = this.serial;
     const pool = createUpstreamPool(options, settings, {
       onListChanged: (server) => this.scheduleRediscovery(server.tenant, server.id),
       onLost: (server) => this.health.reprobeSoon(server.tenant, server.id),
+      onNotice: (server, notice) => this.watchers.notice(server, notice),
     });
     const sandboxed = options.stdioLauncher !== undefined;
     const lifecycle = new ServerLifecycle({ store, clock, ids, settings, sandboxed });
@@ -66,6 +72,14 @@ export class McpService {
     this.bindings = bindings;
     this.health = new McpHealth({ store, pool, serial, lifecycle, bindings, settings });
     this.calls = new UpstreamCalls({ store, pool, lifecycle, rediscover, settings });
+  }
+
+  /**
+   * Tells `watcher` of each stored change of a server, its discovery or bindings made on this
+   * node, and of what upstream servers tell outside calls. Returns its removal.
+   */
+  watch(watcher: McpWatcher): () => void {
+    return this.watchers.add(watcher);
   }
 
   /** Starts the health probe on its schedule. Safe to repeat; does nothing once closed. */

@@ -434,7 +434,21 @@ function cases(): Record<RouteKey, Case> {
         headers: { ...MCP, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' },
       }),
     },
-    'GET /mcp': { target: 'none', request: () => ({ url: '/mcp', headers: MCP }) },
+    'GET /mcp': {
+      target: 'agent',
+      request: async () => ({
+        url: '/mcp',
+        headers: {
+          ...MCP,
+          'mcp-session-id': await agentSession(),
+          'mcp-protocol-version': '2025-06-18',
+        },
+      }),
+      missing: () => ({
+        url: '/mcp',
+        headers: { ...MCP, 'mcp-session-id': '00000000-0000-4000-8000-000000000000' },
+      }),
+    },
     'POST /v1/sessions': {
       target: 'none',
       request: () => ({ url: '/v1/sessions' }),

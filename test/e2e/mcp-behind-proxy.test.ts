@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
-import { connectMcp } from '../helpers/mcp-client.js';
+import { connectMcp, parseRpc } from '../helpers/mcp-client.js';
 import { startReverseProxy } from '../helpers/reverse-proxy.js';
 import type { ReverseProxy } from '../helpers/reverse-proxy.js';
 
@@ -85,7 +85,10 @@ function rawInitialize(
         res.setEncoding('utf8');
         res.on('data', (c: string) => (data += c));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(data) as { error?: never } }),
+          resolve({
+            status: res.statusCode ?? 0,
+            body: parseRpc(data, res.headers['content-type']) as { error?: never },
+          }),
         );
       },
     );

@@ -2,7 +2,7 @@ import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, NativeRegistry } from '../helpers/gateway-fixture.js';
-import { connectMcp } from '../helpers/mcp-client.js';
+import { connectMcp, rpcAnswer } from '../helpers/mcp-client.js';
 import { publishAgent } from '../helpers/sandbox-tools.js';
 
 /** Executions of `test.tick`: each answers the next number, so a stale answer shows. */
@@ -65,7 +65,11 @@ async function rawCall(sessionId: string, id: number | string): Promise<CallTool
       params: { name: NAME, arguments: {} },
     }),
   });
-  const body = (await res.json()) as { id: unknown; result?: CallToolResult; error?: unknown };
+  const body = (await rpcAnswer(res)) as {
+    id: unknown;
+    result?: CallToolResult;
+    error?: unknown;
+  };
   expect(res.status, JSON.stringify(body)).toBe(200);
   expect(body.id).toEqual(id);
   expect(body.error, JSON.stringify(body)).toBeUndefined();

@@ -19,3 +19,21 @@ export function text(r: CallToolResult): string {
   const first = r.content[0];
   return first?.type === 'text' ? first.text : '';
 }
+
+/**
+ * The JSON-RPC answer of a raw `POST /mcp`: its JSON body, or the last `data:` of its event
+ * stream (Gatehouse answers requests as event streams, so progress can precede the answer).
+ */
+export async function rpcAnswer(res: Response): Promise<unknown> {
+  return parseRpc(await res.text(), res.headers.get('content-type') ?? undefined);
+}
+
+/** {@link rpcAnswer} of a body already read, given its content type. */
+export function parseRpc(body: string, contentType: string | undefined): unknown {
+  if (!contentType?.startsWith('text/event-stream')) return JSON.parse(body);
+  const data = body
+    .split('\n')
+    .filter((l) => l.startsWith('data:') && l.length > 'data:'.length + 1)
+    .map((l) => l.slice('data:'.length).trim());
+  return JSON.parse(data[data.length - 1] ?? 'null');
+}

@@ -56,6 +56,7 @@ export class McpExecutor implements Executor {
     const outcome = await ready.conn.callTool(exec.tool, req.input as Record<string, unknown>, {
       timeoutMs: req.timeoutMs,
       signal: req.signal,
+      ...(req.caller?.progress ? { onProgress: req.caller.progress } : {}),
     });
     return this.report(outcome);
   }

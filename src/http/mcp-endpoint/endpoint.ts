@@ -13,8 +13,12 @@ import { jsonRpcRefusal } from './errors.js';
 import { translateFastifyError } from '../fastify-errors.js';
 import { authenticateAgent, checkHost, checkOrigin } from './guards.js';
 import type { McpReach } from './guards.js';
+import type { McpWatcher } from '../../mcp/index.js';
 import { RefusalType, recordRefusal, sessionDigest } from './refusals.js';
 import { createSessionServer } from './session.js';
+import { LiveSessions } from './live-sessions.js';
+import { serveSessionStream } from './session-stream.js';
+import { DEFAULT_STREAM_LIMITS } from '../event-stream-limits.js';
 import type { GatewayServices } from '../services.js';
 
 /** Options of {@link mountMcpEndpoint}. */
@@ -23,6 +27,11 @@ export interface McpEndpointOptions extends McpReach {
   bodyLimit?: number;
   /** Sessions one agent may hold; opening another closes its least recently used (default 16). */
   maxSessionsPerPrincipal?: number;
+  /**
+   * Bytes a session's `GET /mcp` stream may leave unread in the gateway; a reader further behind
+   * is closed (default: the event stream's bound, 256 KiB).
+   */
+  streamBufferBytes?: number;
 }
 
 interface Session {
@@ -32,6 +41,8 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   /** Stops watching the token. */
   unwatch: () => void;
+  /** Takes it out of this node's notifications. */
+  forget: () => void;
 }
 
 /** Only these request headers reach the MCP transport; the client's token never goes further. */
@@ -44,7 +55,8 @@ const FORWARDED = [
 ];
 
 /**
- * `POST /mcp` (and `DELETE /mcp` to end a session): the agents' MCP endpoint over Streamable HTTP.
+ * `POST /mcp` (and `DELETE /mcp` to end a session, `GET /mcp` for its stream of notifications):
+ * the agents' MCP endpoint over Streamable HTTP.
  * Host, Origin and the agent's bearer token are checked before the body is read; each session is
  * bound to the agent and the token that opened it, and a request with another principal's (or
  * another token's) session id is answered as if the session did not exist. A session is closed as
@@ -63,18 +75,37 @@ export function mountMcpEndpoint(
   /** Sessions of other nodes being opened again here, so two requests open one. */
   const reviving = new Map<string, Promise<void>>();
 
+  const live = new LiveSessions({
+    feed: s.events,
+    subscribe: async (tenant, serverId, uri, on) => {
+      await s.mcp!.readUpstream(tenant, serverId, async (c, t) => {
+        if (c.offersSubscriptions) return c.subscribeResource(uri, on, t);
+        if (on)
+          throw new GatehouseError(
+            ErrorCode.INVALID_INPUT,
+            `MCP server ${serverId} does not offer resource subscriptions; read ${uri} again instead.`,
+          );
+      });
+    },
+    ...(s.mcp ? { watchUpstreams: (w: McpWatcher) => s.mcp!.watch(w) } : {}),
+    onError: (err, what) => app.log.warn({ err }, `MCP notifications: ${what} failed`),
+  });
+  const bufferBytes = o.streamBufferBytes ?? DEFAULT_STREAM_LIMITS.bufferBytes;
+
   const counted = () => s.metrics.mcpSessionsOpen(sessions.size);
   /** Ends a session here and, unless only this node lets go of it (`everywhere` false), for all. */
   const end = async (id: string, x: Session, everywhere = true): Promise<void> => {
     if (sessions.get(id) === x) sessions.delete(id);
     counted();
     x.unwatch();
+    x.forget();
     await x.transport.close();
     if (everywhere) await shared?.delete(id);
   };
 
   // A node that stops lets go of its sessions; they stay open for the other nodes.
   app.addHook('onClose', async () => {
+    live.close();
     await Promise.allSettled([...sessions.entries()].map(([id, x]) => end(id, x, false)));
     sessions.clear();
   });
@@ -96,9 +127,17 @@ export function mountMcpEndpoint(
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => reopen ?? randomUUID(),
-      enableJsonResponse: true,
+      // Answers come as event streams, so a call's progress (and a server's requests) can precede
+      // its result on the request's own stream.
+      enableJsonResponse: false,
       onsessioninitialized: async (id) => {
-        const session: Session = { principal: principal.id, token, transport, unwatch: () => {} };
+        const session: Session = {
+          principal: principal.id,
+          token,
+          transport,
+          unwatch: () => {},
+          forget: live.add(made.live),
+        };
         session.unwatch = s.directory.tokens.watch(
           token,
           () => void end(id, session),
@@ -121,17 +160,20 @@ export function mountMcpEndpoint(
           sessions.delete(id);
           counted();
           x.unwatch();
+          x.forget();
         }
         await shared?.delete(id);
       },
     });
-    const server = createSessionServer({
+    const made = createSessionServer({
       services: s,
       principal,
       sessionId: () => transport.sessionId,
       version: o.version,
       log: app.log,
+      live,
     });
+    const server = made.server;
     await server.connect(transport);
     server.onclose = () => {
       const id = transport.sessionId;
@@ -140,6 +182,7 @@ export function mountMcpEndpoint(
         sessions.delete(id);
         counted();
         x.unwatch();
+        x.forget();
       }
     };
     return transport;
@@ -250,17 +293,22 @@ export function mountMcpEndpoint(
       new Request(`http://gatehouse.invalid${req.url}`, { method: req.method, headers }),
       req.method === 'POST' ? { parsedBody: req.body } : {},
     );
+    const stream = answer.headers.get('content-type')?.startsWith('text/event-stream') === true;
+    if (req.method === 'GET' && answer.ok && stream && answer.body)
+      return serveSessionStream(reply, answer, bufferBytes, () =>
+        req.log.warn('MCP session stream closed: its reader fell too far behind'),
+      );
     void reply.code(answer.status);
     answer.headers.forEach((value, name) => void reply.header(name, value));
     if (!answer.body) return reply.send();
-    if (answer.headers.get('content-type')?.startsWith('text/event-stream')) {
+    if (stream) {
       return reply.send(Readable.fromWeb(answer.body as NodeReadableStream<Uint8Array>));
     }
     return reply.send(await answer.text());
   };
 
   app.route({
-    method: ['POST', 'DELETE'],
+    method: ['GET', 'POST', 'DELETE'],
     url: '/mcp',
     bodyLimit: o.bodyLimit ?? 1024 * 1024,
     onRequest: async (req) => {
@@ -290,17 +338,6 @@ export function mountMcpEndpoint(
     if (status === 401) void reply.header('www-authenticate', 'Bearer realm="gatehouse"');
     void reply.code(status).send(body);
   };
-  // No server-initiated messages yet, so no standalone SSE stream (the spec allows 405).
-  app.get('/mcp', (_req, reply) =>
-    reply
-      .code(405)
-      .header('allow', 'POST, DELETE')
-      .send({
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages to /mcp.' },
-      }),
-  );
 }
 
 /** The refusal's stable word for an error code at the edge. */

@@ -10,11 +10,12 @@ import { toProtocolError } from './errors.js';
 import { RefusalType, boundedText, recordRefusal, sessionDigest } from './refusals.js';
 import { MetaKey, recordResult, refusalResult } from './results.js';
 import { registerPassThrough } from './upstreams.js';
+import type { LiveSession, LiveSessions } from './live-sessions.js';
 import { addScreenshots } from './screenshot-blocks.js';
 import { IDEMPOTENCY_KEY } from '../request-parsing.js';
 import type { GatewayServices } from '../services.js';
 import { callerSpanContext } from '../trace-context.js';
-import type { InvocationTelemetry } from '../../invocation/index.js';
+import type { CallerChannel, InvocationTelemetry } from '../../invocation/index.js';
 
 /** Options of {@link createSessionServer}. */
 interface SessionServerOptions {
@@ -26,6 +27,14 @@ interface SessionServerOptions {
   version: string;
   /** Where refusals are logged. */
   log: FastifyBaseLogger;
+  /** This node's open sessions: for subscriptions and log levels. */
+  live: LiveSessions;
+}
+
+/** A session's MCP server, and the session as notifications see it (add it once it opens). */
+export interface SessionServer {
+  server: Server;
+  live: LiveSession;
 }
 
 /**
@@ -33,15 +42,17 @@ interface SessionServerOptions {
  * agent's release closure; `tools/call` runs the governed pipeline as that agent; resources and
  * prompts of the upstream servers the closure reaches are passed through read-only.
  */
-export function createSessionServer(options: SessionServerOptions): Server {
+export function createSessionServer(options: SessionServerOptions): SessionServer {
   const s = options.services;
   const p = options.principal;
   const server = new Server(
     { name: 'gatehouse', version: options.version },
     {
       capabilities: {
-        tools: { listChanged: false },
-        ...(s.mcp ? { resources: {}, prompts: {}, completions: {} } : {}),
+        tools: { listChanged: true },
+        ...(s.mcp
+          ? { resources: { subscribe: true }, prompts: {}, completions: {}, logging: {} }
+          : {}),
       },
       instructions:
         'Governed tools of Gatehouse. Pass _meta "gatehouse/environment" (default dev) and "gatehouse/idempotencyKey" (else only a retry of the same JSON-RPC request, same session and id, is answered from its record; any other call runs anew); after an approval, repeat the call with _meta "gatehouse/approvalId".',
@@ -58,34 +69,38 @@ export function createSessionServer(options: SessionServerOptions): Server {
         : closure(),
     ));
 
+  const visibleTools = async (): Promise<Tool[]> => {
+    const healthy = s.healthy?.(p.tenant) ?? (() => true);
+    const tools: Tool[] = [];
+    for (const ref of closure()) {
+      const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;
+      if (!stored || stored.state === 'revoked' || !(await healthy(stored))) continue;
+      const d = stored.descriptor;
+      // MCP arguments are an object; a tool whose input is not one cannot be offered.
+      if (d.inputSchema.type !== 'object') continue;
+      tools.push({
+        name: namesOf().nameOf(ref),
+        ...(d.title ? { title: d.title } : {}),
+        description: d.description,
+        inputSchema: d.inputSchema as Tool['inputSchema'],
+        // An upstream's output schema is its promise about structuredContent, which calls pass
+        // through as it answered; other kinds' outputs are not checked against theirs.
+        ...(d.kind === 'mcp' && d.outputSchema?.type === 'object'
+          ? { outputSchema: d.outputSchema }
+          : {}),
+        annotations: { readOnlyHint: d.sideEffect.class === 'read' },
+        _meta: {
+          'gatehouse/tool': { id: d.id, version: d.version, class: d.sideEffect.class },
+          'gatehouse/state': stored.state,
+        },
+      });
+    }
+    return tools;
+  };
+
   server.setRequestHandler('tools/list', async () => {
     try {
-      const healthy = s.healthy?.(p.tenant) ?? (() => true);
-      const tools: Tool[] = [];
-      for (const ref of closure()) {
-        const stored = s.registry.tool(p.tenant, ref.id, ref.version)?.stored;
-        if (!stored || stored.state === 'revoked' || !(await healthy(stored))) continue;
-        const d = stored.descriptor;
-        // MCP arguments are an object; a tool whose input is not one cannot be offered.
-        if (d.inputSchema.type !== 'object') continue;
-        tools.push({
-          name: namesOf().nameOf(ref),
-          ...(d.title ? { title: d.title } : {}),
-          description: d.description,
-          inputSchema: d.inputSchema as Tool['inputSchema'],
-          // An upstream's output schema is its promise about structuredContent, which calls pass
-          // through as it answered; other kinds' outputs are not checked against theirs.
-          ...(d.kind === 'mcp' && d.outputSchema?.type === 'object'
-            ? { outputSchema: d.outputSchema }
-            : {}),
-          annotations: { readOnlyHint: d.sideEffect.class === 'read' },
-          _meta: {
-            'gatehouse/tool': { id: d.id, version: d.version, class: d.sideEffect.class },
-            'gatehouse/state': stored.state,
-          },
-        });
-      }
-      return { tools };
+      return { tools: await visibleTools() };
     } catch (err) {
       throw toProtocolError(err);
     }
@@ -144,7 +159,10 @@ export function createSessionServer(options: SessionServerOptions): Server {
         environment,
         idempotencyKey: key as string,
         ...(approvalId !== undefined ? { approvalId } : {}),
-        telemetry: telemetryOf(options.log, meta),
+        telemetry: {
+          ...telemetryOf(options.log, meta),
+          ...callerOf(meta, (n) => ctx.mcpReq.notify(n)),
+        },
       });
       const result = recordResult(record, extra);
       if (s.artifacts) await addScreenshots(result, record, s.registry, s.artifacts);
@@ -154,8 +172,25 @@ export function createSessionServer(options: SessionServerOptions): Server {
       throw toProtocolError(err);
     }
   });
-  if (s.mcp) registerPassThrough(server, { services: { ...s, mcp: s.mcp }, principal: p, closure });
-  return server;
+  const live: LiveSession = {
+    tenant: p.tenant,
+    tools: async () => JSON.stringify(await visibleTools()),
+    reaches: () => Promise.resolve(false),
+    notify: (method, params) => server.notification({ method, params }),
+    level: null,
+    subscribed: new Set(),
+  };
+  if (s.mcp) {
+    const reach = registerPassThrough(server, {
+      services: { ...s, mcp: s.mcp },
+      principal: p,
+      closure,
+      live,
+      sessions: options.live,
+    });
+    live.reaches = reach;
+  }
+  return { server, live };
 }
 
 /**
@@ -165,6 +200,30 @@ export function createSessionServer(options: SessionServerOptions): Server {
 function telemetryOf(log: FastifyBaseLogger, meta: Record<string, unknown>): InvocationTelemetry {
   const parent = callerSpanContext(meta);
   return parent ? { log: log.child({ traceId: parent.traceId }), parent } : { log };
+}
+
+/**
+ * The caller's channel of a call whose `_meta` carries a `progressToken`: the tool's progress is
+ * sent on the request's own stream under that token. Nothing else asks for a channel yet.
+ */
+function callerOf(
+  meta: Record<string, unknown>,
+  notify: (n: {
+    method: 'notifications/progress';
+    params: Record<string, unknown>;
+  }) => Promise<void>,
+): { caller?: CallerChannel } {
+  const token = meta.progressToken;
+  if (typeof token !== 'string' && typeof token !== 'number') return {};
+  return {
+    caller: {
+      progress: (p) =>
+        void notify({
+          method: 'notifications/progress',
+          params: { progressToken: token, ...p },
+        }).catch(() => undefined),
+    },
+  };
 }
 
 /** The closure with each `mcp` tool's upstream name, for a release that keeps them. */

@@ -1,14 +1,14 @@
 import type { Server } from '@modelcontextprotocol/server';
 import { ReadRefusal, ReadType, RecordedReads, mcpExecution } from '../../mcp/index.js';
+import type { ReadRequest } from '../../mcp/index.js';
 import type { McpServerRecord, McpService, UpstreamConnection } from '../../mcp/index.js';
 import type { Principal } from '../../tenancy/index.js';
 import { toProtocolError } from './errors.js';
 import type { ToolRef } from './names.js';
 import { sessionDigest } from './refusals.js';
 import type { GatewayServices } from '../services.js';
-
-/** The `_meta` key naming the upstream server a resource or prompt comes from (and may name it). */
-const UPSTREAM_META = 'gatehouse/upstream';
+import { UPSTREAM_META } from './live-sessions.js';
+import type { LiveSession, LiveSessions } from './live-sessions.js';
 
 /** An upstream server the agent's closure reaches, with the label its prompt names begin with. */
 interface Reached {
@@ -29,6 +29,10 @@ interface PassThroughOptions {
   services: GatewayServices & { mcp: McpService };
   principal: Principal;
   closure: () => readonly ToolRef[];
+  /** The session, for its subscriptions and log level. */
+  live: LiveSession;
+  /** This node's open sessions. */
+  sessions: LiveSessions;
 }
 
 /**
@@ -47,7 +51,10 @@ interface PassThroughOptions {
  * they return names and descriptions of what the closure already grants, no content, and clients
  * repeat them often.
  */
-export function registerPassThrough(server: Server, options: PassThroughOptions): void {
+export function registerPassThrough(
+  server: Server,
+  options: PassThroughOptions,
+): (serverId: string) => Promise<boolean> {
   const s = options.services;
   const p = options.principal;
   const mcp = s.mcp;
@@ -151,41 +158,92 @@ export function registerPassThrough(server: Server, options: PassThroughOptions)
     }
   });
 
+  /**
+   * The reachable server a resource request goes to: the one named in `_meta`, else the one that
+   * listed the URI. @throws GatehouseError (recorded) when none is reachable.
+   */
+  const resourceTarget = async (
+    asked: ReadRequest & { uri: string },
+    meta: Record<string, unknown> | undefined,
+  ): Promise<Reached> => {
+    const { uri } = asked;
+    const reach = await reached();
+    const servers = reach.servers;
+    const named = meta?.[UPSTREAM_META];
+    let target: Reached | undefined;
+    if (named !== undefined) {
+      target = servers.find((x) => x.id === named || x.name === named || x.label === named);
+      if (!target)
+        throw await reads.refuse(
+          asked,
+          serverNamed(reach, named),
+          ReadRefusal.serverNotReachable,
+          `No upstream server ${JSON.stringify(named)} is reachable.`,
+        );
+      return target;
+    }
+    const owner = owners.get(uri);
+    target = servers.find((x) => x.id === owner);
+    if (!target && servers.length === 1) target = servers[0];
+    if (!target) {
+      await listResources(servers);
+      target = servers.find((x) => x.id === owners.get(uri));
+    }
+    if (!target)
+      throw await reads.refuse(
+        asked,
+        null,
+        ReadRefusal.resourceNotListed,
+        `No reachable upstream lists ${uri}; name the server in _meta "${UPSTREAM_META}".`,
+      );
+    return target;
+  };
+
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { uri, _meta } = request.params;
     const asked = { type: ReadType.resource, sessionSha256: digestOf(ctx.sessionId), uri } as const;
     try {
-      const reach = await reached();
-      const servers = reach.servers;
-      const named = _meta?.[UPSTREAM_META];
-      let target: Reached | undefined;
-      if (named !== undefined) {
-        target = servers.find((x) => x.id === named || x.name === named || x.label === named);
-        if (!target)
-          throw await reads.refuse(
-            asked,
-            serverNamed(reach, named),
-            ReadRefusal.serverNotReachable,
-            `No upstream server ${JSON.stringify(named)} is reachable.`,
-          );
-      } else {
-        const owner = owners.get(uri);
-        target = servers.find((x) => x.id === owner);
-        if (!target && servers.length === 1) target = servers[0];
-        if (!target) {
-          await listResources(servers);
-          target = servers.find((x) => x.id === owners.get(uri));
-        }
-        if (!target)
-          throw await reads.refuse(
-            asked,
-            null,
-            ReadRefusal.resourceNotListed,
-            `No reachable upstream lists ${uri}; name the server in _meta "${UPSTREAM_META}".`,
-          );
-      }
+      const target = await resourceTarget(asked, _meta);
       const result = await reads.through(asked, target.id, (c, t) => c.readResource(uri, t));
       return { ...result, _meta: tag(target, result._meta) };
+    } catch (err) {
+      throw toProtocolError(err);
+    }
+  });
+
+  // Subscriptions go to the server that owns the resource, refused like a read of it (and the
+  // refusal recorded); its updates reach only sessions that subscribed and still reach it.
+  for (const method of ['resources/subscribe', 'resources/unsubscribe'] as const) {
+    server.setRequestHandler(method, async (request, ctx) => {
+      const { uri, _meta } = request.params;
+      const asked = {
+        type: ReadType.resource,
+        sessionSha256: digestOf(ctx.sessionId),
+        uri,
+      } as const;
+      try {
+        const target = await resourceTarget(asked, _meta);
+        if (method === 'resources/subscribe')
+          await options.sessions.subscribe(options.live, target.id, uri);
+        else await options.sessions.unsubscribe(options.live, target.id, uri);
+        return {};
+      } catch (err) {
+        throw toProtocolError(err);
+      }
+    });
+  }
+
+  // The session's level filters what it is sent; each reached server is asked for the most
+  // detailed level any session of the tenant on this node set (a server that fails is skipped).
+  server.setRequestHandler('logging/setLevel', async (request) => {
+    try {
+      options.live.level = request.params.level;
+      const level = options.sessions.levelOf(p.tenant) ?? request.params.level;
+      const servers = (await reached()).servers;
+      await Promise.allSettled(
+        servers.map((r) => mcp.readUpstream(p.tenant, r.id, (c, t) => c.setLoggingLevel(level, t))),
+      );
+      return {};
     } catch (err) {
       throw toProtocolError(err);
     }
@@ -269,6 +327,8 @@ export function registerPassThrough(server: Server, options: PassThroughOptions)
       throw toProtocolError(err);
     }
   });
+
+  return async (serverId) => (await reached()).servers.some((x) => x.id === serverId);
 }
 
 /** What `completion/complete` asks of one upstream, with the agent's names turned into its. */

@@ -56,6 +56,7 @@ export async function executeStage(
       ...(ctx.credentials ? { headers: ctx.credentials.headers } : {}),
       onEgress: (decision) => ctx.egress.push(decision),
       ...(storeArtifact ? { storeArtifact } : {}),
+      ...(ctx.telemetry?.caller ? { caller: ctx.telemetry.caller } : {}),
       capture: () => {
         const c = capture();
         ctx.captures.push(c);

@@ -9,6 +9,11 @@ export interface UpstreamConnectionOptions {
   /** Called when the server says its tools, resources or prompts changed. */
   onListChanged: () => void;
   /**
+   * Called with what the server tells outside any call: a log message (its `data` redacted of the
+   * connection's credentials and known secret shapes) or a resource update.
+   */
+  onNotice?: (notice: UpstreamNotice) => void;
+  /**
    * Called once when an open connection ends other than by `close()`: the process died, the peer
    * hung up, the HTTP server said the session is gone. Not for a connection whose handshake never
    * completed (`open` throws then).
@@ -63,3 +68,26 @@ export interface ConnectionCredentials {
   /** Ends the leases; called once when the connection is over, however it ended. */
   release: () => Promise<void>;
 }
+
+/** What an upstream server tells the gateway outside any call. */
+export type UpstreamNotice =
+  | {
+      kind: 'message';
+      /** `notifications/message` params: level, data (redacted), optional logger. */
+      params: { level: LoggingLevel; data: unknown; logger?: string };
+    }
+  | { kind: 'resource-updated'; uri: string };
+
+/** The MCP log levels, least severe first (RFC 5424 severities). */
+export const LOGGING_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+] as const;
+/** One MCP log level. */
+export type LoggingLevel = (typeof LOGGING_LEVELS)[number];

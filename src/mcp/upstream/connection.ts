@@ -21,10 +21,21 @@ import { describeError, failedCallOutcome, unsendable } from './call-outcome.js'
 import type { UpstreamCallOutcome } from './call-outcome.js';
 import { escalateExit } from './process-exit.js';
 import { StderrTail } from './stderr-tail.js';
-import type { LaunchedStdio, UpstreamConnectionOptions } from './connection-options.js';
+import type {
+  LaunchedStdio,
+  LoggingLevel,
+  UpstreamConnectionOptions,
+} from './connection-options.js';
 import { discoverLists, listDiscoveredTools } from './discovery.js';
 import type { DiscoveredLists } from './discovery.js';
 import { createTransport, isStdio } from './transport.js';
+
+/** A progress notification of a call, as the upstream sent it (its message redacted). */
+export interface CallProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
 
 /**
  * One MCP client session with an upstream server, over stdio (a child process on pipes, so it gets
@@ -73,6 +84,20 @@ export class UpstreamConnection {
     ] as const) {
       client.setNotificationHandler(method, () => options.onListChanged());
     }
+    client.setNotificationHandler('notifications/message', (n) => {
+      const { level, data, logger } = n.params;
+      c.options.onNotice?.({
+        kind: 'message',
+        params: {
+          level,
+          data: c.redactor.redactJson(data).value,
+          ...(logger !== undefined ? { logger } : {}),
+        },
+      });
+    });
+    client.setNotificationHandler('notifications/resources/updated', (n) =>
+      c.options.onNotice?.({ kind: 'resource-updated', uri: n.params.uri }),
+    );
     client.onclose = () => c.end();
     try {
       await client.connect(transport, { timeout: options.connectTimeoutMs });
@@ -176,20 +201,55 @@ export class UpstreamConnection {
   }
 
   /**
+   * Asks the server to send log messages of `level` and above; nothing when it does not offer
+   * logging. @throws Error on failure or an upstream protocol error.
+   */
+  async setLoggingLevel(level: LoggingLevel, timeoutMs: number): Promise<void> {
+    if (!this.client.getServerCapabilities()?.logging) return;
+    await this.client.setLoggingLevel(level, { timeout: timeoutMs });
+  }
+
+  /** True when the server lets clients subscribe to its resources' updates. */
+  get offersSubscriptions(): boolean {
+    return this.client.getServerCapabilities()?.resources?.subscribe === true;
+  }
+
+  /** Subscribes to (or, `on` false, unsubscribes from) a resource's updates. @throws Error. */
+  async subscribeResource(uri: string, on: boolean, timeoutMs: number): Promise<void> {
+    if (on) await this.client.subscribeResource({ uri }, { timeout: timeoutMs });
+    else await this.client.unsubscribeResource({ uri }, { timeout: timeoutMs });
+  }
+
+  /**
    * Calls a tool. Never throws: says whether the request was sent and whether an answer came.
-   * Timeout and abort cancel the request upstream (`notifications/cancelled`).
+   * Timeout and abort cancel the request upstream (`notifications/cancelled`). With `onProgress`
+   * the request carries a progress token and the server's progress notifications reach it.
    */
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { timeoutMs: number; signal: AbortSignal },
+    options: { timeoutMs: number; signal: AbortSignal; onProgress?: (p: CallProgress) => void },
   ): Promise<UpstreamCallOutcome> {
     const unsent = unsendable(options.signal, this.isClosed);
     if (unsent) return unsent;
+    const onProgress = options.onProgress;
     try {
       const result = await this.client.callTool(
         { name, arguments: args },
-        { timeout: options.timeoutMs, signal: options.signal },
+        {
+          timeout: options.timeoutMs,
+          signal: options.signal,
+          ...(onProgress
+            ? {
+                onprogress: (p: CallProgress) =>
+                  onProgress({
+                    progress: p.progress,
+                    ...(p.total !== undefined ? { total: p.total } : {}),
+                    ...(p.message !== undefined ? { message: this.redact(p.message) } : {}),
+                  }),
+              }
+            : {}),
+        },
       );
       return { kind: 'result', result };
     } catch (err) {

@@ -1,7 +1,7 @@
 import { ResourceLifecycle } from '../../core/index.js';
 import type { McpServerRecord } from '../mcp-server.js';
 import { UpstreamConnection } from './connection.js';
-import type { ConnectionCredentials, StdioLauncher } from './connection-options.js';
+import type { ConnectionCredentials, StdioLauncher, UpstreamNotice } from './connection-options.js';
 import type { PinnedFetch } from '../../egress/index.js';
 
 /** Options of the {@link UpstreamPool}. */
@@ -13,6 +13,8 @@ export interface UpstreamPoolOptions {
   maxBackoffMs: number;
   /** Called when a server says its lists changed. */
   onListChanged: (server: McpServerRecord) => void;
+  /** Called with what a server tells outside any call (log messages, resource updates). */
+  onNotice?: (server: McpServerRecord, notice: UpstreamNotice) => void;
   /**
    * Called when the server may be gone, so it should be probed soon: a connection ended that the
    * pool did not close (the process died, the peer hung up, the HTTP session is gone), or a
@@ -132,6 +134,9 @@ export class UpstreamPool {
       connectTimeoutMs: this.options.connectTimeoutMs,
       maxMessageBytes: this.options.maxMessageBytes,
       onListChanged: () => this.options.onListChanged(server),
+      onNotice: (notice) => {
+        if (current()) this.options.onNotice?.(server, notice);
+      },
       onClosed: () => {
         if (entry.conn?.isClosed) entry.conn = null;
         if (current()) this.options.onLost?.(server);
