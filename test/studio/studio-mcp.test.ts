@@ -199,6 +199,68 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     );
 
     it(
+      'as maintainer, binds a tool the upstream lists and no descriptor names yet, publishing it',
+      async () => {
+        const { admin, maintainer } = studio.gateway.tokens;
+        const server = (await studio.gateway.gateway.mcp.list('acme')).find(
+          (x) => x.name === 'everything',
+        )!;
+        const p = await studio.page();
+        await signIn(p, studio.url(), maintainer);
+        await p.goto(`${studio.url()}/studio/mcp/${server.id}`);
+        const row = p.getByRole('row', { name: /^get-tiny-image\b/ });
+        await row.getByText('not bound (not callable)').waitFor();
+        await row.getByText('Bind and publish…').click();
+        const form = row.getByRole('form', { name: 'Bind get-tiny-image' });
+        expect(await form.getByLabel('Descriptor id').inputValue()).toBe(
+          'everything/get-tiny-image',
+        );
+        expect(await seriousViolations(p)).toEqual([]);
+        // A malformed id: the gateway refuses, the page says why, nothing is bound.
+        await form.getByLabel('Descriptor id').fill('Everything Tiny');
+        await form.getByRole('button', { name: 'Bind and publish' }).click();
+        await form
+          .getByRole('alert')
+          .getByText(/The gateway refused \(400 INVALID_INPUT\)/)
+          .waitFor();
+        expect(await form.getByRole('alert').textContent()).toContain('is not a tool id');
+        expect(
+          (await studio.gateway.gateway.mcp.get('acme', server.id)).bindings.map((b) => b.tool),
+        ).not.toContain('get-tiny-image');
+
+        await form.getByLabel('Descriptor id').fill('everything/tiny-image');
+        await form.getByLabel('Side-effect class').selectOption('read');
+        await form.getByRole('button', { name: 'Bind and publish' }).click();
+        await row.getByText('everything/tiny-image@1.0.0').waitFor();
+        expect(await row.locator('.badge').textContent()).toBe('bound');
+        expect(await row.locator('.class').textContent()).toBe('read');
+        const binding = (await studio.gateway.gateway.mcp.get('acme', server.id)).bindings.find(
+          (b) => b.tool === 'get-tiny-image',
+        );
+        expect(binding).toMatchObject({ state: 'bound', class: 'read' });
+        expect(binding?.boundBy).toBe(
+          studio.gateway.gateway.directory.authenticate(maintainer)!.id,
+        );
+        const tools = await as(maintainer, 'GET', '/v1/tools');
+        const published = (
+          tools.body.tools as { id: string; version: string; state: string; kind: string }[]
+        ).find((t) => t.id === 'everything/tiny-image');
+        expect(published).toMatchObject({ version: '1.0.0', state: 'active', kind: 'mcp' });
+
+        // An admin sees the unbound tools but binding them is the maintainer's call.
+        const q = await studio.page();
+        await signIn(q, studio.url(), admin);
+        await q.goto(`${studio.url()}/studio/mcp/${server.id}`);
+        await q
+          .getByRole('row', { name: /^get-env\b/ })
+          .getByText('not bound (not callable)')
+          .waitFor();
+        expect(await q.getByText('Bind and publish…').count()).toBe(0);
+      },
+      SLOW,
+    );
+
+    it(
       "lists the demo's tools with state and class, and the demo agent's closure",
       async () => {
         const { reviewer } = studio.gateway.tokens;
