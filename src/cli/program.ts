@@ -4,6 +4,7 @@ import { accessCommands } from './commands/access-commands.js';
 import { approvalCommands } from './commands/approval-commands.js';
 import { clientCommands } from './commands/client-commands.js';
 import { evidenceCommands, signingKeyCommands } from './commands/evidence-commands.js';
+import { invocationCommands } from './commands/invocation-commands.js';
 import { invokeCommand } from './commands/invoke-command.js';
 import { mcpCommands } from './commands/mcp-commands.js';
 import { releaseCommands } from './commands/release-commands.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   invokeCommand(program);
   releaseCommands(program);
   clientCommands(program);
+  invocationCommands(program);
   accessCommands(program);
   approvalCommands(program);
   secretCommands(program);

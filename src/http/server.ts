@@ -155,6 +155,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
       ? mcpServerRoutes({
           mcp: s.mcp,
           publish: (tenant, events, actor) => s.registry.applyEvents(tenant, events, actor),
+          checkPublish: (tenant, events, actor) => s.registry.checkEvents(tenant, events, actor),
         })
       : []),
     ...sessionRoutes(s),

@@ -13,7 +13,7 @@ export type { McpServerView } from './mcp-service.js';
 export type { McpServiceOptions } from './mcp-service-options.js';
 export type { ProtectedDir } from './writable-dirs.js';
 export type { RegisterServer } from './server-lifecycle.js';
-export type { BindResult, ReapproveResult } from './tool-bindings.js';
+export type { BindResult, PublicationCheck, ReapproveResult } from './tool-bindings.js';
 export type { CallReadiness } from './upstream-calls.js';
 export type { UpstreamView } from './upstream-view.js';
 export { UpstreamConnection } from './upstream/connection.js';

@@ -9,6 +9,7 @@ import {
   credentialNeedSchema,
 } from '../secrets/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
+import { TOOL_ID_PATTERN, TOOL_VERSION_PATTERN } from '../tools/index.js';
 import type { BindingRequest } from './mcp-descriptor.js';
 import type { McpTransport } from './mcp-server.js';
 import { invalid } from './mcp-ledger.js';
@@ -86,7 +87,20 @@ export function checkBindingRequest(req: BindingRequest): void {
   const d = req.descriptor as { id?: unknown; version?: unknown } | undefined;
   if (typeof d?.id !== 'string' || d.id === '' || typeof d.version !== 'string' || d.version === '')
     throw invalid('/descriptor must be {id, version} (non-empty strings).', '/descriptor');
+  if (d.id.length > 200 || !TOOL_ID.test(d.id))
+    throw invalid(
+      `/descriptor/id ${JSON.stringify(d.id)} is not a tool id: lower-case letters, digits, '.', '_' and '-', in segments joined by '/' (e.g. everything/echo), at most 200 characters.`,
+      '/descriptor/id',
+    );
+  if (!TOOL_VERSION.test(d.version))
+    throw invalid(
+      `/descriptor/version ${JSON.stringify(d.version)} is not a semantic version (e.g. 1.0.0).`,
+      '/descriptor/version',
+    );
 }
+
+const TOOL_ID = new RegExp(TOOL_ID_PATTERN);
+const TOOL_VERSION = new RegExp(TOOL_VERSION_PATTERN);
 
 /** The transport without environment values (they may hold credentials); needs name no value. */
 export function redactTransport(t: McpTransport): Record<string, unknown> {

@@ -16,7 +16,7 @@ import { KeyedSerial } from '../core/index.js';
 import { ServerLifecycle } from './server-lifecycle.js';
 import type { RegisterServer } from './server-lifecycle.js';
 import { ToolBindings } from './tool-bindings.js';
-import type { BindResult, ReapproveResult } from './tool-bindings.js';
+import type { BindResult, PublicationCheck, ReapproveResult } from './tool-bindings.js';
 import { McpHealth } from './mcp-health.js';
 import { McpWatchers, WatchedMcpStore } from './mcp-watchers.js';
 import type { McpWatcher } from './mcp-watchers.js';
@@ -197,12 +197,19 @@ export class McpService {
 
   /**
    * Binds a discovered tool to a descriptor of kind `mcp` with the maintainer's class. Returns
-   * the descriptor for the caller to publish through the tool registry.
+   * the descriptor for the caller to publish through the tool registry; `check` (when given) is
+   * asked first whether that publication will be taken, so a refused one stores no binding.
    * @throws GatehouseError INVALID_INPUT, NOT_FOUND (server or tool), CONFLICT (server not
-   *   verified, active or degraded; the tool already bound).
+   *   verified, active or degraded; the tool already bound), or what `check` throws.
    */
-  bind(tenant: string, id: string, actor: string, req: BindingRequest): Promise<BindResult> {
-    return this.bindings.bind(tenant, id, actor, req);
+  bind(
+    tenant: string,
+    id: string,
+    actor: string,
+    req: BindingRequest,
+    check?: PublicationCheck,
+  ): Promise<BindResult> {
+    return this.bindings.bind(tenant, id, actor, req, check);
   }
 
   /**
@@ -210,7 +217,8 @@ export class McpService {
    * schema changed a new descriptor version must be given (`version`); the new descriptor is
    * returned for the caller to publish, and the binding then names that version.
    * @throws GatehouseError NOT_FOUND, CONFLICT (not awaiting re-approval, or gone upstream),
-   *   INVALID_INPUT (input schema changed and no new version given).
+   *   INVALID_INPUT (input schema changed and no new version given), or what `check` throws of
+   *   the new version's publication (then nothing is re-approved).
    */
   reapprove(
     tenant: string,
@@ -218,8 +226,9 @@ export class McpService {
     tool: string,
     actor: string,
     opts: { version?: string } = {},
+    check?: PublicationCheck,
   ): Promise<ReapproveResult> {
-    return this.bindings.reapprove(tenant, id, tool, actor, opts);
+    return this.bindings.reapprove(tenant, id, tool, actor, opts, check);
   }
 
   /** Runs discovery again now (as on `list_changed`). @throws as {@link verify}. */

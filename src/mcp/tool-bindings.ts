@@ -29,6 +29,13 @@ export interface ReapproveResult {
   descriptor: ToolDescriptor | null;
 }
 
+/**
+ * Checks that the descriptor a binding is about to publish will be taken (its id, version and
+ * shape; the version not published with other content), before the binding is stored.
+ * @throws GatehouseError as the tool registry refuses the publication.
+ */
+export type PublicationCheck = (descriptor: ToolDescriptor) => Promise<void>;
+
 /** Collaborators of the {@link ToolBindings}, shared with the MCP service. */
 interface ToolBindingsOptions {
   store: McpStore;
@@ -47,7 +54,13 @@ export class ToolBindings {
   constructor(private readonly options: ToolBindingsOptions) {}
 
   /** Binds a discovered tool, under the server's lock. @throws as `McpService.bind`. */
-  bind(tenant: string, id: string, actor: string, req: BindingRequest): Promise<BindResult> {
+  bind(
+    tenant: string,
+    id: string,
+    actor: string,
+    req: BindingRequest,
+    check?: PublicationCheck,
+  ): Promise<BindResult> {
     return this.options.serial.run(id, async () => {
       checkBindingRequest(req);
       const server = await this.options.lifecycle.server(tenant, id);
@@ -77,6 +90,7 @@ export class ToolBindings {
         at,
       };
       const descriptor = mcpDescriptor(id, found, { ...req.descriptor, class: req.class });
+      await check?.(descriptor);
       const warnings = annotationWarnings(found, req.class);
       await this.write({ tenant, serverId: id, bindings: [binding] }, [
         audit(tenant, 'mcp.tool.bound', `${subject(id)}/tool/${req.tool}`, at, actor, {
@@ -100,6 +114,7 @@ export class ToolBindings {
     tool: string,
     actor: string,
     opts: { version?: string } = {},
+    check?: PublicationCheck,
   ): Promise<ReapproveResult> {
     return this.options.serial.run(id, async () => {
       const server = await this.options.lifecycle.server(tenant, id);
@@ -133,6 +148,7 @@ export class ToolBindings {
         version === b.descriptor.version
           ? null
           : mcpDescriptor(id, found, { id: b.descriptor.id, version, class: b.class });
+      if (descriptor) await check?.(descriptor);
       await this.write({ tenant, serverId: id, bindings: [binding] }, [
         audit(tenant, 'mcp.tool.reapproved', `${subject(id)}/tool/${tool}`, at, actor, {
           serverId: id,

@@ -5,6 +5,11 @@ import { credentialNeedsSchema } from '../secrets/index.js';
 const semver =
   '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-[0-9A-Za-z.-]+)?(?:\\+[0-9A-Za-z.-]+)?$';
 const toolId = '^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$';
+
+/** What a tool id looks like: lower-case segments joined by `/` (`demo/echo`). */
+export const TOOL_ID_PATTERN = toolId;
+/** What a tool version looks like: semantic versioning (`1.0.0`, `2.1.0-rc.1`). */
+export const TOOL_VERSION_PATTERN = semver;
 const sideEffectClass = { enum: ['read', 'workspace-write', 'shared-write', 'production'] };
 
 /** The envelope every release event shares. */

@@ -12,6 +12,7 @@ export type { AgentRelease, McpToolNaming } from './agent-release.js';
 export { JsonSchemaValidator } from './json-schema.js';
 export type { SchemaViolation } from './json-schema.js';
 export { ReleaseEventParser } from './release-events.js';
+export { TOOL_ID_PATTERN, TOOL_VERSION_PATTERN } from './event-schemas.js';
 export type { ReleaseEvent, InFlightPolicy } from './release-events.js';
 export { validateDescriptor, compileDescriptorShape, compileInput } from './validate-descriptor.js';
 export type { ExecutionCheck, InputCheck, ValidatedDescriptor } from './validate-descriptor.js';

@@ -162,6 +162,48 @@ export class ToolRegistry {
   }
 
   /**
+   * Checks release events as {@link applyEvents} would apply them now, changing nothing: for a
+   * caller that must not act (e.g. store a binding) unless the publication it is about to make will
+   * be taken. Applying may still refuse what changed in between.
+   * @throws as {@link applyEvents}, for the first event it would refuse.
+   */
+  async checkEvents(tenant: string, values: unknown[], actor: string): Promise<void> {
+    const now = isoTime(this.options.clock.now());
+    for (const [i, v] of values.entries()) {
+      const e = this.parser.parse(v, values.length > 1 ? `/${i}` : '');
+      const seen = await this.options.store.findEvent(tenant, e.id);
+      if (seen && seen.digest !== canonicalDigest(e)) {
+        throw new GatehouseError(
+          ErrorCode.CONFLICT,
+          `Event id ${JSON.stringify(e.id)} was already applied with different content; give a new event a new id.`,
+        );
+      }
+      if (!seen) this.plan(tenant, e, actor, now);
+    }
+  }
+
+  /** What applying `e` now would change (nothing is changed). @throws as planReleaseEvent. */
+  private plan(tenant: string, e: ReleaseEvent, actor: string, now: string) {
+    return planReleaseEvent(e, {
+      tenant,
+      now,
+      actor,
+      tool: (id, version) => this.tools.get(key(tenant, id, version)),
+      versions: (id) => this.versions(tenant, id),
+      release: (agentId, version) => this.releases.get(key(tenant, agentId, version)),
+      validate: (d) =>
+        validateDescriptor(
+          d,
+          this.options.schemas,
+          this.shape,
+          this.options.canExecute,
+          '/data/descriptor',
+          this.options.inputCheck,
+        ),
+    });
+  }
+
+  /**
    * Runs `fn` after every earlier event of the tenant: events apply one at a time per tenant,
    * which keeps them in order per asset and makes the check-then-insert of an event id race-free.
    */
@@ -201,23 +243,7 @@ export class ToolRegistry {
       digest,
       appliedAt: now,
     };
-    const plan = planReleaseEvent(e, {
-      tenant,
-      now,
-      actor,
-      tool: (id, version) => this.tools.get(key(tenant, id, version)),
-      versions: (id) => this.versions(tenant, id),
-      release: (agentId, version) => this.releases.get(key(tenant, agentId, version)),
-      validate: (d) =>
-        validateDescriptor(
-          d,
-          this.options.schemas,
-          this.shape,
-          this.options.canExecute,
-          '/data/descriptor',
-          this.options.inputCheck,
-        ),
-    });
+    const plan = this.plan(tenant, e, actor, now);
     const change: ToolStoreChange = { event, ledger: plan.ledger };
     if (plan.descriptor) change.descriptor = plan.descriptor;
     if (plan.agentRelease) change.agentRelease = plan.agentRelease;

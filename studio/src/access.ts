@@ -9,6 +9,7 @@ export const ROUTE_ROLES = {
   'POST /v1/mcp-servers/:id/verify': ['maintainer', 'admin'],
   'POST /v1/mcp-servers/:id/activate': ['maintainer', 'admin'],
   'POST /v1/mcp-servers/:id/retire': ['admin'],
+  'POST /v1/mcp-servers/:id/bindings': ['maintainer'],
   'POST /v1/mcp-servers/:id/bindings/:tool/reapprove': ['maintainer'],
   'GET /v1/tools': ['reviewer', 'operator', 'maintainer', 'admin'],
   'GET /v1/agent-releases': ['reviewer', 'operator', 'maintainer', 'admin'],

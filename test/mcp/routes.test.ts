@@ -8,15 +8,24 @@ import { McpHarness, TENANT } from './mcp-harness.js';
 
 let h: McpHarness;
 let published: unknown[];
+let checked: unknown[];
+/** What the registry's check of a publication throws, when set. */
+let refuse: Error | null;
 let routes: Route[];
 beforeEach(async () => {
   h = await McpHarness.open();
   published = [];
+  checked = [];
+  refuse = null;
   routes = mcpServerRoutes({
     mcp: h.mcp,
     publish: (_tenant, events) => {
       published.push(...events);
       return Promise.resolve({ results: events.length });
+    },
+    checkPublish: (_tenant, events) => {
+      checked.push(...events);
+      return refuse ? Promise.reject(refuse) : Promise.resolve();
     },
   });
 });
@@ -89,5 +98,51 @@ describe('MCP server routes', () => {
     await expect(
       send('POST', '/v1/mcp-servers/:id/bindings', { id }, { tool: 'greet', class: 'root' }),
     ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('a publication the registry would refuse stores no binding and publishes nothing', async () => {
+    const up = h.upstream({
+      tools: [{ name: 'greet', description: 'Hi.', inputSchema: { type: 'object' } }],
+    });
+    const created = await send(
+      'POST',
+      '/v1/mcp-servers',
+      {},
+      { name: 'fx', transport: up.transport },
+    );
+    const id = (created.body as { id: string }).id;
+    await send('POST', '/v1/mcp-servers/:id/verify', { id });
+    const body = { tool: 'greet', class: 'read', descriptor: { id: 'fx.greet', version: '1.0.0' } };
+    refuse = Object.assign(new Error('published with other content'), { code: 'CONFLICT' });
+    await expect(send('POST', '/v1/mcp-servers/:id/bindings', { id }, body)).rejects.toBe(refuse);
+    expect(checked).toEqual([
+      expect.objectContaining({
+        type: 'AssetReleasePublished',
+        data: expect.objectContaining({ assetId: 'fx.greet', version: '1.0.0' }) as unknown,
+      }),
+    ]);
+    expect(published).toEqual([]);
+    expect((await h.mcp.get(TENANT, id)).bindings).toEqual([]);
+
+    await expect(
+      send(
+        'POST',
+        '/v1/mcp-servers/:id/bindings',
+        { id },
+        { ...body, descriptor: { id: 'Fx Greet', version: '1' } },
+      ),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { pointer: '/descriptor/id' } });
+    await expect(
+      send(
+        'POST',
+        '/v1/mcp-servers/:id/bindings',
+        { id },
+        { ...body, descriptor: { id: 'fx.greet', version: 'v1' } },
+      ),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { pointer: '/descriptor/version' } });
+    refuse = null;
+    const bound = await send('POST', '/v1/mcp-servers/:id/bindings', { id }, body);
+    expect(bound.status).toBe(201);
+    expect(published).toHaveLength(1);
   });
 });

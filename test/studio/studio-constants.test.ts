@@ -3,6 +3,8 @@ import { ACCESS } from '../../src/http/index.js';
 import { hasOutcome, InvocationStatus } from '../../src/invocation/index.js';
 import { ROUTE_ROLES } from '../../studio/src/access.js';
 import { DECIDED_STATUSES, INVOCATION_STATUSES } from '../../studio/src/invocation-states.js';
+import { TOOL_STATE_MEANING, TOOL_STATES } from '../../studio/src/tool-lifecycle.js';
+import { DescriptorState } from '../../src/tools/index.js';
 
 /**
  * The Studio keeps its own list of invocation states (the server's module imports Node code it
@@ -29,5 +31,12 @@ describe("the Studio's copy of who may call the routes its buttons use is the se
       // Agents never sign in to the Studio, so the Studio's copy leaves them out.
       expect([...roles].sort(), route).toEqual(allowed.filter((r) => r !== 'agent').sort());
     }
+  });
+});
+
+describe("the Studio's tool lifecycle states are the server's", () => {
+  it('every state of a tool version, each with what it means', () => {
+    expect([...TOOL_STATES]).toEqual(Object.values(DescriptorState));
+    expect(Object.keys(TOOL_STATE_MEANING).sort()).toEqual([...TOOL_STATES].sort());
   });
 });

@@ -17,6 +17,14 @@ async function shown(p: Page): Promise<string[]> {
   return hrefs.map((h) => decodeURIComponent(h.replace('/studio/invocations/', ''))).sort();
 }
 
+/** The ids of the invocations the list shows, in its order. */
+async function inOrder(p: Page): Promise<string[]> {
+  const hrefs = await p
+    .locator('table tbody a')
+    .evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+  return hrefs.map((h) => decodeURIComponent(h.replace('/studio/invocations/', '')));
+}
+
 const ids = (rs: InvocationRecord[]) => rs.map((r) => r.id).sort();
 
 describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
@@ -177,6 +185,46 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
           : `in ${Math.round(left / 3_600_000) + d} h`,
       );
       expect(texts).toContain(await field('Expires').textContent());
+    });
+
+    it('pages 100 rows at a time: Older invocations opens the rest, keeping the filters', async () => {
+      const g = studio.gateway;
+      // More than one page of calls, made in process before the page loads.
+      for (let i = 0; i < 101; i++) {
+        const res = await g.invoke(
+          g.tokens.agent,
+          `page-${i}`,
+          call('demo/echo', { message: `${i}` }),
+        );
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+      }
+      const all = await g.inject<{ invocations: InvocationRecord[] }>(
+        'GET',
+        '/v1/invocations?environment=dev&limit=500',
+        { token: g.tokens.operator },
+      );
+      const newestFirst = all.body.invocations.map((r) => r.id);
+      expect(newestFirst.length).toBeGreaterThan(100);
+      expect(newestFirst.length).toBeLessThan(200);
+
+      const p = await studio.page();
+      await signIn(p, studio.url(), g.tokens.operator);
+      await p.goto(`${studio.url()}/studio/invocations?environment=dev`);
+      await expect.poll(() => inOrder(p)).toEqual(newestFirst.slice(0, 100));
+      const pager = p.getByRole('navigation', { name: 'Pages of invocations' });
+      expect(await pager.getByRole('link', { name: 'Newest' }).count()).toBe(0);
+      await pager.getByRole('link', { name: 'Older invocations' }).click();
+      await expect.poll(() => inOrder(p)).toEqual(newestFirst.slice(100));
+      const url = new URL(p.url());
+      expect(url.searchParams.get('environment')).toBe('dev');
+      expect(url.searchParams.get('cursor')).toBe(newestFirst[99]);
+      expect(await p.locator('table caption').textContent()).toContain('(an older page)');
+      expect(await pager.getByRole('link', { name: 'Older invocations' }).count()).toBe(0);
+      expect(await seriousViolations(p)).toEqual([]);
+
+      await pager.getByRole('link', { name: 'Newest' }).click();
+      await expect.poll(() => inOrder(p)).toEqual(newestFirst.slice(0, 100));
+      expect(new URL(p.url()).searchParams.get('cursor')).toBeNull();
     });
   },
 );

@@ -199,6 +199,68 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     );
 
     it(
+      'as maintainer, binds a tool the upstream lists and no descriptor names yet, publishing it',
+      async () => {
+        const { admin, maintainer } = studio.gateway.tokens;
+        const server = (await studio.gateway.gateway.mcp.list('acme')).find(
+          (x) => x.name === 'everything',
+        )!;
+        const p = await studio.page();
+        await signIn(p, studio.url(), maintainer);
+        await p.goto(`${studio.url()}/studio/mcp/${server.id}`);
+        const row = p.getByRole('row', { name: /^get-tiny-image\b/ });
+        await row.getByText('not bound (not callable)').waitFor();
+        await row.getByText('Bind and publish…').click();
+        const form = row.getByRole('form', { name: 'Bind get-tiny-image' });
+        expect(await form.getByLabel('Descriptor id').inputValue()).toBe(
+          'everything/get-tiny-image',
+        );
+        expect(await seriousViolations(p)).toEqual([]);
+        // A malformed id: the gateway refuses, the page says why, nothing is bound.
+        await form.getByLabel('Descriptor id').fill('Everything Tiny');
+        await form.getByRole('button', { name: 'Bind and publish' }).click();
+        await form
+          .getByRole('alert')
+          .getByText(/The gateway refused \(400 INVALID_INPUT\)/)
+          .waitFor();
+        expect(await form.getByRole('alert').textContent()).toContain('is not a tool id');
+        expect(
+          (await studio.gateway.gateway.mcp.get('acme', server.id)).bindings.map((b) => b.tool),
+        ).not.toContain('get-tiny-image');
+
+        await form.getByLabel('Descriptor id').fill('everything/tiny-image');
+        await form.getByLabel('Side-effect class').selectOption('read');
+        await form.getByRole('button', { name: 'Bind and publish' }).click();
+        await row.getByText('everything/tiny-image@1.0.0').waitFor();
+        expect(await row.locator('.badge').textContent()).toBe('bound');
+        expect(await row.locator('.class').textContent()).toBe('read');
+        const binding = (await studio.gateway.gateway.mcp.get('acme', server.id)).bindings.find(
+          (b) => b.tool === 'get-tiny-image',
+        );
+        expect(binding).toMatchObject({ state: 'bound', class: 'read' });
+        expect(binding?.boundBy).toBe(
+          studio.gateway.gateway.directory.authenticate(maintainer)!.id,
+        );
+        const tools = await as(maintainer, 'GET', '/v1/tools');
+        const published = (
+          tools.body.tools as { id: string; version: string; state: string; kind: string }[]
+        ).find((t) => t.id === 'everything/tiny-image');
+        expect(published).toMatchObject({ version: '1.0.0', state: 'active', kind: 'mcp' });
+
+        // An admin sees the unbound tools but binding them is the maintainer's call.
+        const q = await studio.page();
+        await signIn(q, studio.url(), admin);
+        await q.goto(`${studio.url()}/studio/mcp/${server.id}`);
+        await q
+          .getByRole('row', { name: /^get-env\b/ })
+          .getByText('not bound (not callable)')
+          .waitFor();
+        expect(await q.getByText('Bind and publish…').count()).toBe(0);
+      },
+      SLOW,
+    );
+
+    it(
       "lists the demo's tools with state and class, and the demo agent's closure",
       async () => {
         const { reviewer } = studio.gateway.tokens;
@@ -240,6 +302,95 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         expect(items.sort()).toEqual(demo!.closure.map((c) => `${c.id}@${c.version}`).sort());
         expect(await seriousViolations(p)).toEqual([]);
         await studio.screenshot(p, 'tools');
+      },
+      SLOW,
+    );
+
+    it(
+      "shows each tool version's lifecycle state and each release's standing, live",
+      async () => {
+        const { admin, reviewer } = studio.gateway.tokens;
+        const descriptor = (version: string) => ({
+          id: 'life/tool',
+          version,
+          kind: 'native',
+          description: 'A tool whose versions move through their lifecycle.',
+          inputSchema: { type: 'object' },
+          sideEffect: { class: 'read' },
+          execution: { handler: 'demo.echo' },
+        });
+        const publish = (version: string) => ({
+          id: `life:${version}`,
+          type: 'AssetReleasePublished',
+          data: { assetId: 'life/tool', version, descriptor: descriptor(version) },
+        });
+        const move = (type: string, version: string, reason: string) => ({
+          id: `life:${type}:${version}`,
+          type,
+          data: { assetId: 'life/tool', version, reason },
+        });
+        const events = (body: unknown[]) => as(admin, 'POST', '/v1/events', body);
+        const setUp = await events([
+          publish('1.0.0'),
+          publish('1.1.0'),
+          publish('1.2.0'),
+          {
+            id: 'life:agent',
+            type: 'AgentReleasePublished',
+            data: {
+              agentId: 'life-agent',
+              version: '1.0.0',
+              closure: [
+                { id: 'life/tool', version: '1.0.0' },
+                { id: 'life/tool', version: '1.1.0' },
+              ],
+              policy: { maxClass: 'read' },
+            },
+          },
+          move('AssetReleaseDeprecated', '1.1.0', 'use 1.2.0'),
+        ]);
+        expect(setUp.status, JSON.stringify(setUp.body)).toBe(200);
+
+        const p = await studio.page();
+        await signIn(p, studio.url(), reviewer);
+        await p.getByRole('link', { name: 'Tools & releases' }).click();
+        const row = (version: string) =>
+          p.getByRole('row', { name: new RegExp(`^life/tool@${escape(version)} `) });
+        await row('1.0.0').waitFor();
+        const cell = async (version: string) =>
+          (await row(version).getByRole('cell').first().textContent())!;
+        expect(await row('1.0.0').locator('.badge').textContent()).toBe('active');
+        expect(await cell('1.0.0')).toContain('callable by the releases that pin it');
+        expect(await row('1.1.0').locator('.badge').textContent()).toBe('deprecated');
+        expect(await cell('1.1.0')).toContain('still call it, with a warning');
+        expect(await cell('1.1.0')).toContain('Reason: use 1.2.0');
+        expect(await row('1.2.0').locator('.badge').textContent()).toBe('active');
+        const release = p.getByRole('article', { name: 'life-agent@1.0.0' });
+        const standing = release.getByTestId('release-standing');
+        expect(await standing.textContent()).toBe('callable; 1 of 2 tools deprecated');
+        const closure = release.getByRole('list', { name: 'Closure of life-agent@1.0.0' });
+        expect(
+          await closure
+            .getByRole('listitem')
+            .filter({ hasText: 'life/tool@1.1.0' })
+            .locator('.badge')
+            .textContent(),
+        ).toBe('deprecated');
+        expect(await seriousViolations(p)).toEqual([]);
+
+        // Revoked while the page is open: the row and the release follow without a reload.
+        const revoked = await events([move('AssetReleaseRevoked', '1.0.0', 'CVE-2026-0001')]);
+        expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+        await expect
+          .poll(() => row('1.0.0').locator('.badge').textContent(), { timeout: 10_000 })
+          .toBe('revoked');
+        expect(await cell('1.0.0')).toContain('no new calls: every call to it is refused');
+        expect(await cell('1.0.0')).toContain('Reason: CVE-2026-0001');
+        await expect
+          .poll(() => standing.textContent(), { timeout: 10_000 })
+          .toBe('1 of 2 tools revoked: their calls are refused; 1 deprecated');
+        expect(await standing.getAttribute('class')).toContain('badge-revoked');
+        expect(await row('1.2.0').locator('.badge').textContent()).toBe('active');
       },
       SLOW,
     );

@@ -173,6 +173,20 @@ describe('ToolRegistry: publication', () => {
     expect(registry.tool('acme', 'demo.echo', '1.0.0')?.stored.descriptor).toEqual(d);
   });
 
+  it('checks events as it would apply them, changing nothing', async () => {
+    const check = (...events: unknown[]) => registry.checkEvents('acme', events, 'publisher-1');
+    await check(published('ev-1', descriptor()));
+    expect(registry.tool('acme', 'demo.echo', '1.0.0')).toBeUndefined();
+    await refusal(check(published('ev-1', descriptor({ id: 'Demo Echo' }))), 'INVALID_EVENT');
+    await apply(published('ev-1', descriptor()));
+    await check(published('ev-1', descriptor()));
+    await refusal(check(published('ev-2', descriptor({ description: 'Other.' }))), 'CONFLICT');
+    await refusal(check(published('ev-1', descriptor({ version: '2.0.0' }))), 'CONFLICT');
+    await refusal(check(deprecated('ev-3', 'demo.echo', '9.0.0')), 'CONFLICT');
+    expect(registry.list('acme')).toHaveLength(1);
+    expect(registry.tool('acme', 'demo.echo', '1.0.0')?.stored.state).toBe('active');
+  });
+
   it('refuses a descriptor that names another tool than the event', async () => {
     const err = await refusal(
       apply({

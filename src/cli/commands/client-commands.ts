@@ -3,7 +3,7 @@ import { GatehouseClient } from '../client.js';
 import { readInput, readJson } from '../input.js';
 import { print, withJson } from '../output.js';
 
-/** `events publish`, `invocations get|list`, `policy get|set`. */
+/** `events publish`, `policy get|set`. */
 export function clientCommands(program: Command): void {
   const client = () => new GatehouseClient();
 
@@ -20,45 +20,6 @@ export function clientCommands(program: Command): void {
       body as { results: { id: string; type: string; result: string; message: string }[] }
     ).results)
       print(`${r.id}  ${r.type}  ${r.result}: ${r.message}`);
-  });
-
-  const invocations = program.command('invocations').description('invocation records');
-  invocations
-    .command('get <id>')
-    .description('print an invocation record with its trace, as JSON')
-    .action(async (id: string) =>
-      print((await client().request('GET', `/v1/invocations/${encodeURIComponent(id)}`)).body),
-    );
-  withJson(
-    invocations
-      .command('list')
-      .option('--status <status>', 'only this status')
-      .option('--limit <n>', 'at most this many (default 50, max 500)')
-      .description("list the tenant's invocations, newest first"),
-  ).action(async (opts: { status?: string; limit?: string; json?: boolean }) => {
-    const q = new URLSearchParams({
-      ...(opts.status ? { status: opts.status } : {}),
-      ...(opts.limit ? { limit: opts.limit } : {}),
-    }).toString();
-    const { body } = await client().request('GET', `/v1/invocations${q ? `?${q}` : ''}`);
-    if (opts.json) return print(body);
-    const list = (
-      body as {
-        invocations: {
-          id: string;
-          status: string;
-          tool: { id: string; version: string };
-          environment: string;
-          createdAt: string;
-          error?: { code: string };
-        }[];
-      }
-    ).invocations;
-    if (list.length === 0) print('no invocations');
-    for (const i of list)
-      print(
-        `${i.id}  ${i.status.padEnd(17)} ${`${i.tool.id}@${i.tool.version}`.padEnd(32)} ${i.environment.padEnd(8)} ${i.createdAt}${i.error ? `  ${i.error.code}` : ''}`,
-      );
   });
 
   const policy = program.command('policy').description('Cedar policy of the tenant or a project');

@@ -9,6 +9,8 @@ interface McpServerRouteServices {
   mcp: McpService;
   /** Publishes release events (the tool registry's `applyEvents`). */
   publish: (tenant: string, events: unknown[], actor: string) => Promise<unknown>;
+  /** Checks release events as `publish` would take them, changing nothing (`checkEvents`). */
+  checkPublish: (tenant: string, events: unknown[], actor: string) => Promise<void>;
 }
 
 const params = (req: { params: unknown }) => req.params as { id: string; tool?: string };
@@ -125,7 +127,12 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
           },
         },
       },
-      responses: { '201': '{binding, descriptor, warnings, published}', '404': 'no such tool' },
+      responses: {
+        '201': '{binding, descriptor, warnings, published}',
+        '404': 'no such server, or it does not list the tool',
+        '409': 'the tool is bound already, or the version is published with other content',
+        '422': 'the descriptor would be refused (id or version malformed); nothing is bound',
+      },
       handler: async (principal, req) => {
         const { id } = params(req);
         const body = objectBody(req.body, `POST /v1/mcp-servers/${id}/bindings`);
@@ -137,14 +144,23 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
             { details: { pointer: '/class' } },
           );
         const d = objectBody(body.descriptor, '/descriptor');
-        const r = await s.mcp.bind(principal.tenant, id, principal.id, {
-          tool: stringField(body, 'tool'),
-          class: cls,
-          descriptor: {
-            id: stringField(d, 'id', '/descriptor/id'),
-            version: stringField(d, 'version', '/descriptor/version'),
+        // A descriptor the registry would refuse (a malformed id or version, a version published
+        // with other content) is refused before the binding is stored.
+        const r = await s.mcp.bind(
+          principal.tenant,
+          id,
+          principal.id,
+          {
+            tool: stringField(body, 'tool'),
+            class: cls,
+            descriptor: {
+              id: stringField(d, 'id', '/descriptor/id'),
+              version: stringField(d, 'version', '/descriptor/version'),
+            },
           },
-        });
+          (descriptor) =>
+            s.checkPublish(principal.tenant, [publication(descriptor, id)], principal.id),
+        );
         const published = await s.publish(
           principal.tenant,
           [publication(r.descriptor, id)],
@@ -176,6 +192,8 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
           tool ?? '',
           principal.id,
           version ? { version } : {},
+          (descriptor) =>
+            s.checkPublish(principal.tenant, [publication(descriptor, id)], principal.id),
         );
         const published = r.descriptor
           ? await s.publish(principal.tenant, [publication(r.descriptor, id)], principal.id)

@@ -1,18 +1,11 @@
 import { Empty, StatusBadge } from '../components/bits.js';
 import type { AgentReleaseView, ToolVersion } from '../mcp-types.js';
+import { releaseStanding } from '../tool-lifecycle.js';
 
 /**
- * Whether a release can call its whole closure: `callable` when every pinned tool version is
- * active, else how many are deprecated, revoked or not published.
+ * Agent releases: each version with its standing (callable, or which pinned tool versions are
+ * deprecated or revoked), its max class and its closure with each tool version's state.
  */
-export function releaseState(r: AgentReleaseView, tools: readonly ToolVersion[]): string {
-  const off = r.closure.filter(
-    (c) => tools.find((t) => t.id === c.id && t.version === c.version)?.state !== 'active',
-  ).length;
-  return off === 0 ? 'callable' : `${off} of ${r.closure.length} tools not active`;
-}
-
-/** Agent releases: each version with its max class and its closure (the tool versions it may call). */
 export function AgentReleases(props: {
   releases: readonly AgentReleaseView[];
   tools: readonly ToolVersion[];
@@ -25,14 +18,14 @@ export function AgentReleases(props: {
       <ul class="cards" aria-label="Agent releases">
         {releases.map((r) => {
           const ref = `${r.agentId}@${r.version}`;
-          const state = releaseState(r, tools);
+          const standing = releaseStanding(r, tools);
           return (
             <li key={ref}>
               <article class="card" aria-labelledby={`release-${ref}`}>
                 <header>
                   <h3 id={`release-${ref}`}>{ref}</h3>
-                  <span class={`badge ${state === 'callable' ? 'badge-active' : 'badge-degraded'}`}>
-                    {state}
+                  <span class={`badge badge-${standing.state}`} data-testid="release-standing">
+                    {standing.label}
                   </span>
                   <span class={`class class-${r.policy.maxClass}`}>
                     max class {r.policy.maxClass}

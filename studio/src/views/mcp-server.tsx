@@ -11,7 +11,8 @@ import { health, transportText } from './mcp-servers.js';
 /**
  * One MCP server: its state and health, the lifecycle moves the signed-in roles may make, its
  * discovered tools with their digests and bindings, and each tool the upstream changed since a
- * maintainer approved it, with the diff and a re-approve button.
+ * maintainer approved it, with the diff and a re-approve button; a tool not bound yet can be bound
+ * (and its descriptor published) by a maintainer.
  */
 export function McpServerView({ id }: { id: string }) {
   const view = useResource(
@@ -77,7 +78,7 @@ export function McpServerView({ id }: { id: string }) {
               </ul>
             </section>
           ) : null}
-          <McpToolsTable view={v} />
+          <McpToolsTable view={v} onBound={view.reload} />
         </>
       ) : null}
     </section>

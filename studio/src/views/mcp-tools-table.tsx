@@ -1,5 +1,8 @@
+import { may } from '../access.js';
 import { Empty, StatusBadge } from '../components/bits.js';
 import type { McpServerView } from '../mcp-types.js';
+import { useRoles } from '../roles.js';
+import { McpBindForm } from './mcp-bind.js';
 
 /** A digest, short on screen and whole for copy and assistive tech. */
 export function Digest({ value }: { value: string }) {
@@ -10,9 +13,13 @@ export function Digest({ value }: { value: string }) {
   );
 }
 
-/** A server's discovered tools: each with its digest and its binding (or none). */
-export function McpToolsTable({ view }: { view: McpServerView }) {
+/**
+ * A server's discovered tools: each with its digest and its binding, or for one not bound yet, a
+ * maintainer's form to bind it and publish its descriptor.
+ */
+export function McpToolsTable({ view, onBound }: { view: McpServerView; onBound: () => void }) {
   const tools = view.discovery?.tools ?? [];
+  const canBind = may(useRoles(), 'POST /v1/mcp-servers/:id/bindings');
   const binding = (name: string) => view.bindings.find((b) => b.tool === name);
   return (
     <section aria-labelledby="tools-title">
@@ -55,7 +62,17 @@ export function McpToolsTable({ view }: { view: McpServerView }) {
                         ) : null}
                       </>
                     ) : (
-                      <span class="subtle">not bound (not callable)</span>
+                      <>
+                        <span class="subtle">not bound (not callable)</span>
+                        {canBind ? (
+                          <McpBindForm
+                            serverId={view.server.id}
+                            serverName={view.server.name}
+                            tool={tool}
+                            onBound={onBound}
+                          />
+                        ) : null}
+                      </>
                     )}
                   </td>
                   <td>{tool.description ?? ''}</td>

@@ -2,11 +2,15 @@ import { api } from '../api.js';
 import { Busy, Empty, ErrorNote, StatusBadge } from '../components/bits.js';
 import { MCP_EVENTS } from '../mcp-types.js';
 import type { AgentReleaseView, ToolVersion } from '../mcp-types.js';
+import { TOOL_STATE_MEANING } from '../tool-lifecycle.js';
 import { useResource } from '../use-resource.js';
 import { AgentReleases } from './agent-releases.js';
 import { Digest } from './mcp-tools-table.js';
 
-/** Tools and agent releases: every tool version with its lifecycle state and class, then the releases. */
+/**
+ * Tools and agent releases: every tool version with its lifecycle state (active, deprecated,
+ * revoked), what that state means for calls and why it was set, its class; then the releases.
+ */
 export function ToolsView() {
   const data = useResource(
     async () => {
@@ -51,7 +55,12 @@ export function ToolsView() {
                 </th>
                 <td>
                   <StatusBadge status={t.state} />
-                  {t.stateReason ? <div class="subtle">{t.stateReason}</div> : null}
+                  <div class="subtle">{TOOL_STATE_MEANING[t.state]}</div>
+                  {t.stateReason ? (
+                    <div>
+                      Reason: <q>{t.stateReason}</q>
+                    </div>
+                  ) : null}
                 </td>
                 <td>
                   <span class={`class class-${t.class}`}>{t.class}</span>
