@@ -105,7 +105,7 @@ export class BrowserExecutor implements Executor {
   }
 }
 
-/** The output: each step's result, where the page ended and its title, popups closed. */
+/** The output: each step's result, where the page ended and its title, new windows, refused downloads. */
 async function finalOutput(
   session: BrowserSession,
   steps: StepResult[],
@@ -117,12 +117,14 @@ async function finalOutput(
         page.title().catch(() => null),
         new Promise<null>((resolve) => setTimeout(() => resolve(null), 2000).unref()),
       ]);
-  const closed = session.popupsClosed();
+  const { popups, downloadsRefused, unlisted } = session.takeEvents();
   return {
     steps,
     url: page.isClosed() ? null : page.url(),
     title,
-    ...(closed > 0 ? { popupsClosed: closed } : {}),
+    ...(popups.length > 0 ? { popups } : {}),
+    ...(downloadsRefused.length > 0 ? { downloadsRefused } : {}),
+    ...(unlisted > 0 ? { unlistedEvents: unlisted } : {}),
   };
 }
 
