@@ -32,6 +32,10 @@ const PAGES: Record<string, (origin: string, other: number) => string> = {
     `<!doctype html><title>Popups</title><a id="away" href="http://127.0.0.1:${other}/secret" target="_blank">away</a><button id="open" onclick="window.open('http://127.0.0.1:${other}/secret', 'w')">open</button><a id="near" href="/" target="_blank">near</a><script>window.open('http://127.0.0.1:${other}/secret');</script>`,
   '/download': () =>
     `<!doctype html><title>Download</title><a id="save" href="/file.bin" download="file.bin">save</a><a id="attach" href="/attachment">attachment</a>`,
+  '/set': () =>
+    `<!doctype html><title>Set</title><p id="state"></p><script>document.cookie = 'k=cookie-1; path=/'; localStorage.setItem('k', 'local-1'); document.getElementById('state').textContent = document.cookie + '|' + localStorage.getItem('k');</script>`,
+  '/state': () =>
+    `<!doctype html><title>State</title><p id="state"></p><script>document.getElementById('state').textContent = document.cookie + '|' + localStorage.getItem('k');</script>`,
   '/hog': () =>
     `<!doctype html><title>Hog</title><h1>eating</h1><script>const kept = []; setInterval(() => { for (let i = 0; i < 8; i++) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7)); }, 20);</script>`,
 };

@@ -1,14 +1,21 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { skipWithout } from '../helpers/prerequisites.js';
-import { publishAgent, verifiedReceipt } from '../helpers/sandbox-tools.js';
+import {
+  cgroupDirsStartingWith,
+  processesMatching,
+  publishAgent,
+  verifiedReceipt,
+} from '../helpers/sandbox-tools.js';
 import { DOWNLOAD_BODY, browserTool, missingChromium, startTestSite } from './browser-fixture.js';
 
 const BROWSER_SANDBOX = { memoryMb: 768, pids: 1024 };
+const ATTEMPT_TTL_MS = 2_000;
 
 let g: DemoGateway;
 let agent: string;
@@ -21,7 +28,10 @@ describe.skipIf(unavailable)(
   () => {
     beforeAll(async () => {
       site = await startTestSite();
-      g = await startDemoGateway();
+      // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
+      g = await startDemoGateway({
+        sandbox: { attemptTtlMs: ATTEMPT_TTL_MS, reapIntervalMs: 3_600_000 },
+      });
       agent = await publishAgent(g, 'pages-agent', [
         browserTool(
           'test/interact',
@@ -39,9 +49,12 @@ describe.skipIf(unavailable)(
     });
 
     let n = 0;
-    async function browse(steps: unknown[]): Promise<InvocationRecord> {
+    async function browse(steps: unknown[], attempt?: string): Promise<InvocationRecord> {
       n += 1;
-      const res = await g.invoke(agent, `pages-${n}`, call('test/interact', { steps }));
+      const res = await g.invoke(agent, `pages-${n}`, {
+        ...(call('test/interact', { steps }) as object),
+        ...(attempt === undefined ? {} : { runId: 'run-1', attemptId: attempt }),
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body;
     }
@@ -123,6 +136,63 @@ describe.skipIf(unavailable)(
       expect(o.url).toBe(`${site.origin}/download`);
       expect(filesHolding(g.sandboxRoot, DOWNLOAD_BODY)).toEqual([]);
     }, 60_000);
+
+    /** Main Chromium processes of warm browsers (their profile is numbered; a call's own is not). */
+    const warmBrowsers = () =>
+      processesMatching('--user-data-dir=/workspace/.browser-profile-').filter(
+        (p) => p.cmdline.startsWith('/usr/lib/chromium/chromium') && !p.cmdline.includes('--type='),
+      );
+
+    it('keeps one browser for the calls of an attempt (its cookies, storage and process), and ends it with the lease', async () => {
+      const state = (r: InvocationRecord) => (r.output as Output).steps.at(-1);
+      const first = await browse(
+        [
+          { action: 'goto', url: `${site.origin}/set` },
+          { action: 'extract', selector: '#state' },
+        ],
+        'warm-a',
+      );
+      expect(first.status, JSON.stringify(first.error)).toBe('observed');
+      expect(first.output).toMatchObject({ browser: 'started' });
+      expect(state(first)).toMatchObject({ values: ['k=cookie-1|local-1'] });
+      const running = warmBrowsers();
+      expect(running).toHaveLength(1);
+      const second = await browse(
+        [
+          { action: 'goto', url: `${site.origin}/state` },
+          { action: 'extract', selector: '#state' },
+        ],
+        'warm-a',
+      );
+      expect(second.status, JSON.stringify(second.error)).toBe('observed');
+      expect(second.output).toMatchObject({ browser: 'kept' });
+      expect(state(second)).toMatchObject({ values: ['k=cookie-1|local-1'] });
+      expect(warmBrowsers().map((p) => p.pid)).toEqual(running.map((p) => p.pid));
+      // The kept browser's requests are the second call's, on its record.
+      expect(second.egress.map((e) => [e.host, e.port, e.allowed])).toContainEqual([
+        '127.0.0.1',
+        site.port,
+        true,
+      ]);
+      const leaseId = String(first.lease?.id);
+      expect(second.lease?.id).toBe(leaseId);
+      expect(cgroupDirsStartingWith(`${leaseId}.browser-`).length).toBeGreaterThan(0);
+
+      // The attempt lease expires; the reaper ends it, and its browser with it.
+      await sleep(ATTEMPT_TTL_MS + 200);
+      expect(await g.gateway.execution.reaper!.runOnce()).toContain(leaseId);
+      expect(warmBrowsers()).toEqual([]);
+      expect(cgroupDirsStartingWith(`${leaseId}.browser-`)).toEqual([]);
+
+      // A call outside an attempt has a browser of its own, gone with the call: no state is left.
+      const alone = await browse([
+        { action: 'goto', url: `${site.origin}/state` },
+        { action: 'extract', selector: '#state' },
+      ]);
+      expect(alone.output).not.toHaveProperty('browser');
+      expect(state(alone)).toMatchObject({ values: ['|null'] });
+      expect(warmBrowsers()).toEqual([]);
+    }, 90_000);
 
     it("records Chromium's own background calls as refused egress, on the record and the receipt", async () => {
       expect(calls).toHaveLength(3);

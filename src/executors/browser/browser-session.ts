@@ -75,6 +75,8 @@ export interface BrowserSession {
   takeEvents(): PageEvents;
   /** Which limit of the lease's cgroup was hit, if any (`memory`, `pids`), and peak memory. */
   usage(): { maxMemoryBytes: number | null; limitHit: string | null };
+  /** False once the browser closed or died. */
+  running(): boolean;
   /** Closes the browser, kills what is left in its cgroup and removes the launcher. Safe twice. */
   close(): Promise<void>;
 }
@@ -93,7 +95,17 @@ export async function openBrowserSession(o: {
   timeoutMs: number;
   /** Where the per-call launcher and policy go (default the system's temporary directory). */
   scratch?: string;
+  /** The cgroup's id (default the lease's; a browser that outlives the call has its own). */
+  id?: string;
+  /** The profile inside the workspace (default `/workspace/.browser-profile`). */
+  profile?: string;
+  /**
+   * The socket bound where the egress proxy's goes (default the lease's, this call's endpoint; a
+   * browser that outlives the call has a relay), or null for no network.
+   */
+  egressSocket?: string | null;
 }): Promise<BrowserSession> {
+  const egressSocket = o.egressSocket === undefined ? o.lease.egressSocket : o.egressSocket;
   const scratch = o.scratch ?? tmpdir();
   const policy = await mkdtemp(join(scratch, 'policy-'));
   let command: ConfinedCommand | null = null;
@@ -109,8 +121,8 @@ export async function openBrowserSession(o: {
     await chmod(policy, 0o755);
     await writeFile(join(policy, 'gatehouse.json'), JSON.stringify(POLICY), { mode: 0o644 });
     command = await o.sandbox.confinedCommand({
-      id: o.lease.id,
-      argv: chromiumArgv(),
+      id: o.id ?? o.lease.id,
+      argv: chromiumArgv(o.profile),
       env: { HOME: '/workspace', LANG: 'C.UTF-8' },
       workspace: o.lease.workspace,
       readOnlyMounts: [
@@ -119,7 +131,7 @@ export async function openBrowserSession(o: {
         { host: policy, sandbox: POLICY_DIR },
       ],
       limits: o.lease.limits,
-      egressSocket: o.lease.egressSocket,
+      egressSocket,
     });
     const launcher = await writeChromiumLauncher(command, scratch);
     try {
@@ -132,7 +144,7 @@ export async function openBrowserSession(o: {
         handleSIGHUP: false,
         timeout: o.timeoutMs,
         args: [
-          ...(o.lease.egressSocket === null
+          ...(egressSocket === null
             ? []
             : [`--proxy-server=${EGRESS_PROXY_URL}`, '--proxy-bypass-list=<-loopback>']),
           '--disable-dev-shm-usage',
@@ -152,6 +164,8 @@ export async function openBrowserSession(o: {
     } finally {
       await launcher.remove();
     }
+    let ended = false;
+    context.on('close', () => (ended = true));
     const page = context.pages()[0] ?? (await context.newPage());
     const events = watchPages(context, page);
     const confined = command;
@@ -159,6 +173,7 @@ export async function openBrowserSession(o: {
       context,
       page,
       takeEvents: events.take,
+      running: () => !ended && closing === null && !page.isClosed(),
       usage: () => {
         const u = confined.usage();
         return { maxMemoryBytes: u.maxMemoryBytes, limitHit: u.limitHit };
