@@ -116,10 +116,12 @@ describe.skipIf(unavailable)(
         ]),
       );
       expect(JSON.stringify(o)).not.toContain('the-unlisted-secret');
-      // The two clicked windows asked the egress proxy and were refused; the page's own
-      // window.open at load (no click) never became a window, so it asked nothing.
+      // The clicked windows to the other origin asked the egress proxy and were refused (Chromium
+      // may retry a refused request); the page's window.open at load (no click) was blocked: it is
+      // not among the three windows above.
       const other = r.egress.filter((e) => e.host === '127.0.0.1' && e.port === site.otherPort);
-      expect(other.map((e) => e.allowed)).toEqual([false, false]);
+      expect(other.length).toBeGreaterThanOrEqual(2);
+      for (const e of other) expect(e.allowed).toBe(false);
     }, 60_000);
 
     it('refuses downloads, a download link and an attachment alike, and lists them', async () => {
