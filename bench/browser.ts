@@ -42,7 +42,10 @@ export async function browserBench(
   warmCalls: number,
 ): Promise<BrowserBench> {
   if (!existsSync(CHROMIUM)) return { skipped: `${CHROMIUM} is not installed` };
-  const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
+  const config = loadConfig(
+    { dataDir, port: 0, demo: true, logRequests: false, logLevel: 'silent' },
+    {},
+  );
   const { gateway, tokens } = await openDemo(config);
   try {
     if (gateway.execution.sandboxProblem) return { skipped: gateway.execution.sandboxProblem };
