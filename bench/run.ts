@@ -5,6 +5,7 @@
  *
  *   npm run bench
  *   npm run bench -- --audit-scale     (the audit log at a million records instead: audit-scale.ts)
+ *   BENCH_ONLY=browser npm run bench   (only the browser and computer-use rows: browser.ts)
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -13,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { openDemoGateway } from './demo-gateway.js';
 import type { DemoTokens } from '../src/app/index.js';
 import { auditScaleBench, auditScaleOptions } from './audit-scale.js';
+import { browserBench } from './browser.js';
+import type { BrowserBench } from './browser.js';
 import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
@@ -42,6 +45,9 @@ const HTTP_CALLS = 1000;
 const HTTP_WARMUP = 100;
 const TARGET_HTTP_RATIO = 1.3;
 const STUDIO_VIEWS = 5;
+const BROWSER_COLD_CALLS = 5;
+const BROWSER_WARM_CALLS = 20;
+const TARGET_BROWSER_WARM_RATIO = 1.5;
 const TARGET_STUDIO_MS = 1000;
 
 const echoBody = {
@@ -143,6 +149,11 @@ async function main(): Promise<void> {
     const mcp = await mcpBench(join(root, 'mcp'), children, MCP_CALLS, MCP_WARMUP);
     const http = await httpBench(join(root, 'http'), HTTP_CALLS, HTTP_WARMUP);
     const studio = await studioBench(join(root, 'studio'), STUDIO_VIEWS);
+    const browser = await browserBench(
+      join(root, 'browser'),
+      BROWSER_COLD_CALLS,
+      BROWSER_WARM_CALLS,
+    );
 
     const restDir = join(root, 'rest');
     const rest = await underLoad(
@@ -264,6 +275,7 @@ async function main(): Promise<void> {
         ),
       );
     }
+    rows.push(...browserRows(browser));
     if ('skipped' in sandboxed) {
       rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
     } else {
@@ -357,5 +369,71 @@ async function main(): Promise<void> {
   }
 }
 
+/** The browser and computer-use rows, each governed side beside its floor. */
+function browserRows(b: BrowserBench): string[][] {
+  if ('skipped' in b) return [['browser calls: skipped', '-', '-', '-', b.skipped]];
+  const rows = [
+    timingRow(
+      'governed demo/browse goto + extract, cold (a lease and Chromium of its own)',
+      b.cold,
+      ms,
+      `in-process, sandboxed Chromium, ${BROWSER_COLD_CALLS} calls, taking turns with the row below`,
+    ),
+    timingRow(
+      'floor: playwright-core launching the same Chromium bare, same steps, closed',
+      b.coldFloor,
+      ms,
+      'no sandbox, no proxy, no gateway',
+    ),
+    timingRow(
+      'governed demo/browse goto + extract, warm (one attempt, browser kept)',
+      b.warm,
+      ms,
+      `${BROWSER_WARM_CALLS} calls of one attempt, taking turns with the row below`,
+    ),
+    timingRow(
+      'floor: the same steps on a bare Chromium page kept open',
+      b.warmFloor,
+      ms,
+      `target governed/floor p50 ≤ ${TARGET_BROWSER_WARM_RATIO}×: ${(b.warm.p50 / b.warmFloor.p50).toFixed(2)}×`,
+    ),
+  ];
+  if (b.screenshot === null || b.screenshotFloor === null)
+    rows.push(['computer-use screenshot: skipped', '-', '-', '-', b.screenshotSkipped ?? '']);
+  else
+    rows.push(
+      timingRow(
+        'governed demo/desktop screenshot, desktop kept (one attempt)',
+        b.screenshot,
+        ms,
+        `1024×768 PNG, ${BROWSER_WARM_CALLS} calls, taking turns with the row below`,
+      ),
+      timingRow(
+        'floor: ImageMagick import of a bare Xvfb of the same size',
+        b.screenshotFloor,
+        ms,
+        'no sandbox, no driver, no gateway',
+      ),
+    );
+  return rows;
+}
+
+/** `BENCH_ONLY=browser`: only the browser and computer-use rows, in one table. */
+async function browserOnly(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
+  try {
+    const b = await browserBench(join(root, 'browser'), BROWSER_COLD_CALLS, BROWSER_WARM_CALLS);
+    process.stdout.write(
+      `Gatehouse bench (BENCH_ONLY=browser) — node ${process.version}, ${cpus().length} CPUs\n\n` +
+        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], browserRows(b))}\n`,
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 const auditScale = auditScaleOptions(process.argv);
-await (auditScale ? auditScaleBench(auditScale) : main());
+const only = process.env.BENCH_ONLY;
+if (only !== undefined && only !== 'browser')
+  throw new Error(`BENCH_ONLY=${only}: the rows that can be run alone are: browser`);
+await (auditScale ? auditScaleBench(auditScale) : only === 'browser' ? browserOnly() : main());

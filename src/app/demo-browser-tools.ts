@@ -49,6 +49,76 @@ export const demoBrowse = {
 };
 
 /**
+ * `demo/web-form@1.0.0`: a `shared-write` browser tool that signs in on the ticket board with the
+ * brokered `tickets-password` and fills and submits forms there (the new-ticket form). Its class
+ * makes each call wait for a reviewer; the password is typed only into the password field and is
+ * never on the record.
+ */
+export const demoWebForm = {
+  id: 'demo/web-form',
+  version: '1.0.0',
+  kind: 'browser',
+  title: 'Fill a web form',
+  description:
+    'Fills and submits forms in a sandboxed Chromium: steps goto {url}, fill {selector, value | secret: "tickets-password"}, select {selector, value}, click {selector}, press {key, selector?}, waitFor {selector | url}, extract {selector, attribute?}, screenshot {fullPage?}. To open a ticket on the board: sign in at /login (#password from the secret), then /tickets/new (#ticket-title, #ticket-body, #create). Each call waits for a reviewer.',
+  inputSchema: {
+    type: 'object',
+    required: ['steps'],
+    additionalProperties: false,
+    properties: {
+      steps: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 30,
+        items: {
+          type: 'object',
+          required: ['action'],
+          properties: {
+            action: {
+              enum: [
+                'goto',
+                'fill',
+                'select',
+                'click',
+                'press',
+                'waitFor',
+                'extract',
+                'screenshot',
+              ],
+            },
+            url: { type: 'string' },
+            selector: { type: 'string' },
+            value: { type: 'string' },
+            secret: { type: 'string' },
+            key: { type: 'string' },
+            attribute: { type: 'string' },
+            fullPage: { type: 'boolean' },
+          },
+        },
+      },
+    },
+  },
+  sideEffect: { class: 'shared-write' },
+  credentials: [{ ref: 'tickets-password', scope: 'tickets', inject: { env: 'TICKETS_PASSWORD' } }],
+  execution: {
+    allowedActions: [
+      'goto',
+      'fill',
+      'select',
+      'click',
+      'press',
+      'waitFor',
+      'extract',
+      'screenshot',
+    ],
+    viewport: { width: 1280, height: 800 },
+    maxSteps: 30,
+  },
+  sandbox: { memoryMb: 1024, pids: 1024 },
+  timeoutMs: 60_000,
+};
+
+/**
  * `demo/desktop@1.0.0`: computer use on an xterm in the attempt's sandbox, so commands typed into
  * it act in the workspace (`workspace-write`). Its desktop lives as long as the attempt's lease.
  */
@@ -96,8 +166,9 @@ export const demoDesktop = {
 };
 
 /**
- * Publishes `demo/browse@1.0.0` and `demo/desktop@1.0.0` (browser descriptors validate on every gateway; without a sandbox
- * their calls fail before any effect). Safe to repeat.
+ * Publishes `demo/browse@1.0.0`, `demo/web-form@1.0.0` and `demo/desktop@1.0.0` (their
+ * descriptors validate on every gateway; without a sandbox their calls fail before any effect).
+ * Safe to repeat.
  * @returns the tools, for the demo agent's closure
  */
 export async function seedDemoBrowserTools(
@@ -105,7 +176,7 @@ export async function seedDemoBrowserTools(
   actor: string,
 ): Promise<{ id: string; version: string }[]> {
   const refs: { id: string; version: string }[] = [];
-  for (const descriptor of [demoBrowse, demoDesktop]) {
+  for (const descriptor of [demoBrowse, demoWebForm, demoDesktop]) {
     const ref = { id: descriptor.id, version: descriptor.version };
     refs.push(ref);
     if (g.registry.tool(TENANT, ref.id, ref.version)) continue;

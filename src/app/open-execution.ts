@@ -123,16 +123,20 @@ export async function openExecution(options: {
     },
   });
   executors.set('shell', new ShellExecutor(sandbox));
-  // Browser calls' launchers and Chromium policies, desktops' egress relay sockets: this
-  // gateway's alone (what a crash left goes), each on a tmpfs of its own when root, so a sandbox
-  // that binds a policy or a socket from them reads no host path in its mount table.
+  // Browser calls' launchers and Chromium policies, warm browsers' and desktops' egress relay
+  // sockets: this gateway's alone (what a crash left goes), each on a tmpfs of its own when root,
+  // so a sandbox that binds a policy or a socket from them reads no host path in its mount table.
   const browserScratch = await openScratch(join(sc.root, 'browser'), {
     tmpfs: asRoot,
     source: 'gatehouse-browser',
     sizeBytes: SCRATCH_BYTES,
   });
   scratches.push(browserScratch);
-  executors.set('browser', new BrowserExecutor(sandbox, browserScratch.path));
+  const sandboxUser = asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null;
+  const browser = new BrowserExecutor(sandbox, browserScratch.path, sandboxUser);
+  executors.set('browser', browser);
+  // A browser kept warm for an attempt lives as long as its lease, as a desktop does.
+  capacity.onEnd((lease) => browser.endLease(lease.id));
   const desktopScratch = await openScratch(join(sc.root, 'desktop'), {
     tmpfs: asRoot,
     source: 'gatehouse-desktop',
@@ -141,7 +145,7 @@ export async function openExecution(options: {
   scratches.push(desktopScratch);
   const computerUse = new ComputerUseExecutor(sandbox, {
     scratch: desktopScratch.path,
-    owner: asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : null,
+    owner: sandboxUser,
   });
   // A desktop lives as long as its lease: released or reaped, its display and application go.
   executors.set('computer-use', computerUse);
@@ -191,6 +195,7 @@ export async function openExecution(options: {
     close: async () => {
       reaper.close();
       await computerUse.close();
+      await browser.close();
       await egress.close();
       for (const scratch of scratches) await scratch.close();
       await sandbox.close();

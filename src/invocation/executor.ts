@@ -9,6 +9,11 @@ import type { OutputCapture } from './output-capture.js';
 /** What an executor that runs code in a sandbox gets of the call's lease. */
 export interface ExecutionLease {
   id: string;
+  /**
+   * True for an attempt's lease (`runId` + `attemptId`), which outlives this call and is shared by
+   * the attempt's calls; false for one call's own lease, which ends with it.
+   */
+  attempt: boolean;
   /** Host path of the writable workspace. */
   workspace: string;
   readOnlyMounts: { host: string; sandbox: string }[];

@@ -302,6 +302,7 @@ export class SandboxLeases {
     }
     const execution: ExecutionLease = {
       id: lease.id,
+      attempt: lease.holder.startsWith('attempt/'),
       workspace: this.options.workspaces.pathFor(lease.id),
       readOnlyMounts: lease.readOnlyMounts,
       limits: {

@@ -26,9 +26,22 @@ const PAGES: Record<string, (origin: string, other: number) => string> = {
     `<!doctype html><title>Sign in</title><form method="post" action="/login"><input id="user" name="user"><input id="password" name="password" type="password"><button id="go" type="submit">Sign in</button></form>`,
   '/peek': (_origin, other) =>
     `<!doctype html><title>Peek</title><h1 id="out">waiting</h1><script>fetch('http://127.0.0.1:${other}/secret').then(r => r.text()).then(t => { document.getElementById('out').textContent = 'got ' + t; }, () => { document.getElementById('out').textContent = 'blocked'; });</script>`,
+  '/form': () =>
+    `<!doctype html><title>Form</title><form action="/echo" method="get"><input id="q" name="q"><select id="color" name="color"><option value="red">Red</option><option value="green">Green</option><option value="blue">Blue</option></select></form><p id="keys"></p><script>document.addEventListener('keydown', (e) => { document.getElementById('keys').textContent += '[' + e.key + ']'; });</script>`,
+  '/popup': (_origin, other) =>
+    `<!doctype html><title>Popups</title><a id="away" href="http://127.0.0.1:${other}/secret" target="_blank">away</a><button id="open" onclick="window.open('http://127.0.0.1:${other}/secret', 'w')">open</button><a id="near" href="/" target="_blank">near</a><script>window.open('http://127.0.0.1:${other}/secret');</script>`,
+  '/download': () =>
+    `<!doctype html><title>Download</title><a id="save" href="/file.bin" download="file.bin">save</a><a id="attach" href="/attachment">attachment</a>`,
+  '/set': () =>
+    `<!doctype html><title>Set</title><p id="state"></p><script>document.cookie = 'k=cookie-1; path=/'; localStorage.setItem('k', 'local-1'); document.getElementById('state').textContent = document.cookie + '|' + localStorage.getItem('k');</script>`,
+  '/state': () =>
+    `<!doctype html><title>State</title><p id="state"></p><script>document.getElementById('state').textContent = document.cookie + '|' + localStorage.getItem('k');</script>`,
   '/hog': () =>
     `<!doctype html><title>Hog</title><h1>eating</h1><script>const kept = []; setInterval(() => { for (let i = 0; i < 8; i++) kept.push(new Uint8Array(16 * 1024 * 1024).fill(7)); }, 20);</script>`,
 };
+
+/** What the test site's downloads hold: a file that must never land anywhere. */
+export const DOWNLOAD_BODY = 'the-downloaded-file-body';
 
 /**
  * Starts the test site on 127.0.0.1 (a free port), and beside it a second loopback server that
@@ -54,6 +67,22 @@ export async function startTestSite(): Promise<TestSite & { other: Server; other
           `<!doctype html><title>Welcome</title><h1 id="hello">Welcome ${form.get('user') ?? ''}</h1>`,
         );
       });
+      return;
+    }
+    if (path === '/echo') {
+      const q = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        `<!doctype html><title>Echo</title><p id="q">${q.get('q') ?? ''}</p><p id="color">${q.get('color') ?? ''}</p>`,
+      );
+      return;
+    }
+    if (path === '/file.bin' || path === '/attachment') {
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment; filename="file.bin"',
+      });
+      res.end(DOWNLOAD_BODY);
       return;
     }
     const page = PAGES[path];

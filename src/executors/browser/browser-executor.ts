@@ -12,6 +12,8 @@ import type { BrowserSession, ConfiningSandbox } from './browser-session.js';
 import { browserInputProblems, fillableSecrets } from './browser-steps.js';
 import type { BrowserStep } from './browser-steps.js';
 import { StepRefused, runStep } from './run-step.js';
+import { WarmBrowsers } from './warm-browsers.js';
+import type { WarmBrowser } from './warm-browsers.js';
 import type { StepResult } from './run-step.js';
 
 /** Time kept back from the call's timeout for closing the browser and reporting. */
@@ -27,6 +29,7 @@ const CLOSE_MARGIN_MS = 1000;
  */
 export class BrowserExecutor implements Executor {
   readonly lease: LeaseNeed = { kind: 'sandbox' };
+  private readonly warm: WarmBrowsers | null;
 
   /**
    * Without a sandbox (this machine cannot run one) descriptors validate but calls fail before
@@ -37,7 +40,22 @@ export class BrowserExecutor implements Executor {
   constructor(
     private readonly sandbox?: ConfiningSandbox,
     private readonly scratch?: string,
-  ) {}
+    owner: { uid: number; gid: number } | null = null,
+  ) {
+    this.warm = sandbox
+      ? new WarmBrowsers(sandbox, { owner, ...(scratch === undefined ? {} : { scratch }) })
+      : null;
+  }
+
+  /** Kills the warm browsers of a lease that ended (released or reaped). */
+  endLease(leaseId: string): Promise<void> {
+    return this.warm?.endLease(leaseId) ?? Promise.resolve();
+  }
+
+  /** Kills every warm browser (the gateway is closing). Safe twice. */
+  close(): Promise<void> {
+    return this.warm?.close() ?? Promise.resolve();
+  }
 
   check(d: ToolDescriptor): string | null {
     return browserExecutionProblem(d);
@@ -64,24 +82,38 @@ export class BrowserExecutor implements Executor {
     }
     const deadline = Date.now() + req.timeoutMs - CLOSE_MARGIN_MS;
     const left = (): number => Math.max(1, deadline - Date.now());
+    if (signal.aborted)
+      return notRun(abortCode(signal), 'the call was aborted before the browser started');
     let session: BrowserSession;
+    let warm: WarmBrowser | null = null;
+    let fresh = true;
     try {
-      if (signal.aborted)
-        return notRun(abortCode(signal), 'the call was aborted before the browser started');
-      session = await openBrowserSession({
-        sandbox: this.sandbox,
-        lease,
-        viewport: viewportOf(req.descriptor),
-        timeoutMs: left(),
-        ...(this.scratch === undefined ? {} : { scratch: this.scratch }),
-      });
+      const viewport = viewportOf(req.descriptor);
+      if (lease.attempt && this.warm) {
+        const tool = `${req.descriptor.id}@${req.descriptor.version}`;
+        ({ warm, fresh } = await this.warm.get(lease, tool, viewport, left()));
+        session = warm.session;
+        session.takeEvents(); // what pages did between calls is no call's
+      } else {
+        session = await openBrowserSession({
+          sandbox: this.sandbox,
+          lease,
+          viewport,
+          timeoutMs: left(),
+          ...(this.scratch === undefined ? {} : { scratch: this.scratch }),
+        });
+      }
     } catch (err) {
       return notRun('BROWSER_START', `the browser did not start: ${gist(err)}`);
     }
     // An abort (timeout, revocation, shutdown) kills the browser; the running step then fails.
     const kill = (): void => void session.close();
     signal.addEventListener('abort', kill, { once: true });
+    // A warm browser's network is this call's egress endpoint while the call runs, and none after.
+    warm?.useEgress(lease.egressSocket);
+    const kept = warm === null ? {} : { browser: fresh ? 'started' : 'kept' };
     const results: StepResult[] = [];
+    let keep = warm !== null;
     try {
       for (const [index, step] of steps.entries()) {
         try {
@@ -94,18 +126,23 @@ export class BrowserExecutor implements Executor {
             }),
           );
         } catch (err) {
-          return await stopped(req, session, results, index, step, err, deadline);
+          const report = await stopped(req, session, results, { index, step, err }, deadline, kept);
+          // A browser that timed out, hit a limit or died is not kept: the next call starts anew.
+          keep &&= report.code === 'STEP_FAILED' || err instanceof StepRefused;
+          keep &&= session.running();
+          return report;
         }
       }
-      return { status: 'observed', output: await finalOutput(session, results) };
+      return { status: 'observed', output: { ...(await finalOutput(session, results)), ...kept } };
     } finally {
       signal.removeEventListener('abort', kill);
-      await session.close();
+      warm?.useEgress(null);
+      if (!keep) await session.close();
     }
   }
 }
 
-/** The output: each step's result, where the page ended and its title, popups closed. */
+/** The output: each step's result, where the page ended and its title, new windows, refused downloads. */
 async function finalOutput(
   session: BrowserSession,
   steps: StepResult[],
@@ -117,12 +154,14 @@ async function finalOutput(
         page.title().catch(() => null),
         new Promise<null>((resolve) => setTimeout(() => resolve(null), 2000).unref()),
       ]);
-  const closed = session.popupsClosed();
+  const { popups, downloadsRefused, unlisted } = session.takeEvents();
   return {
     steps,
     url: page.isClosed() ? null : page.url(),
     title,
-    ...(closed > 0 ? { popupsClosed: closed } : {}),
+    ...(popups.length > 0 ? { popups } : {}),
+    ...(downloadsRefused.length > 0 ? { downloadsRefused } : {}),
+    ...(unlisted > 0 ? { unlistedEvents: unlisted } : {}),
   };
 }
 
@@ -134,11 +173,11 @@ async function stopped(
   req: ExecutionRequest,
   session: BrowserSession,
   results: StepResult[],
-  index: number,
-  step: BrowserStep,
-  err: unknown,
+  at: { index: number; step: BrowserStep; err: unknown },
   deadline: number,
-): Promise<ExecutionReport> {
+  kept: Record<string, unknown>,
+): Promise<Extract<ExecutionReport, { status: 'stopped' }>> {
+  const { index, step, err } = at;
   const limit = session.usage().limitHit;
   // A step that waited until the call's time was spent is the call's timeout, not the step's fault.
   const outOfTime =
@@ -168,6 +207,7 @@ async function stopped(
   const output = {
     ...(await finalOutput(session, results)),
     failed: { index, action: step.action, code, message: why },
+    ...kept,
   };
   return {
     status: 'stopped',

@@ -51,14 +51,32 @@ const POLICY = {
   DefaultGeolocationSetting: 2,
 };
 
+/** Most windows and downloads one call lists; past it they are counted only. */
+export const MAX_PAGE_EVENTS = 20;
+
+/** What pages did besides the steps: windows they opened, downloads Chromium refused. */
+export interface PageEvents {
+  /** New windows, where each went: `closed` when it reached another origin than the page. */
+  popups: { url: string; closed: boolean }[];
+  /** Downloads a page started, each refused (Chromium saves nothing). */
+  downloadsRefused: { url: string; filename: string }[];
+  /** How many of either did not fit the lists. */
+  unlisted: number;
+}
+
 /** Chromium in a lease's sandbox, driven over a pipe, with one page. */
 export interface BrowserSession {
   context: BrowserContext;
   page: Page;
-  /** How many new windows to another origin were closed. */
-  popupsClosed(): number;
+  /**
+   * The new windows and refused downloads since the last take (each call's output lists its own),
+   * and clears them.
+   */
+  takeEvents(): PageEvents;
   /** Which limit of the lease's cgroup was hit, if any (`memory`, `pids`), and peak memory. */
   usage(): { maxMemoryBytes: number | null; limitHit: string | null };
+  /** False once the browser closed or died. */
+  running(): boolean;
   /** Closes the browser, kills what is left in its cgroup and removes the launcher. Safe twice. */
   close(): Promise<void>;
 }
@@ -77,7 +95,17 @@ export async function openBrowserSession(o: {
   timeoutMs: number;
   /** Where the per-call launcher and policy go (default the system's temporary directory). */
   scratch?: string;
+  /** The cgroup's id (default the lease's; a browser that outlives the call has its own). */
+  id?: string;
+  /** The profile inside the workspace (default `/workspace/.browser-profile`). */
+  profile?: string;
+  /**
+   * The socket bound where the egress proxy's goes (default the lease's, this call's endpoint; a
+   * browser that outlives the call has a relay), or null for no network.
+   */
+  egressSocket?: string | null;
 }): Promise<BrowserSession> {
+  const egressSocket = o.egressSocket === undefined ? o.lease.egressSocket : o.egressSocket;
   const scratch = o.scratch ?? tmpdir();
   const policy = await mkdtemp(join(scratch, 'policy-'));
   let command: ConfinedCommand | null = null;
@@ -93,8 +121,8 @@ export async function openBrowserSession(o: {
     await chmod(policy, 0o755);
     await writeFile(join(policy, 'gatehouse.json'), JSON.stringify(POLICY), { mode: 0o644 });
     command = await o.sandbox.confinedCommand({
-      id: o.lease.id,
-      argv: chromiumArgv(),
+      id: o.id ?? o.lease.id,
+      argv: chromiumArgv(o.profile),
       env: { HOME: '/workspace', LANG: 'C.UTF-8' },
       workspace: o.lease.workspace,
       readOnlyMounts: [
@@ -103,7 +131,7 @@ export async function openBrowserSession(o: {
         { host: policy, sandbox: POLICY_DIR },
       ],
       limits: o.lease.limits,
-      egressSocket: o.lease.egressSocket,
+      egressSocket,
     });
     const launcher = await writeChromiumLauncher(command, scratch);
     try {
@@ -116,7 +144,7 @@ export async function openBrowserSession(o: {
         handleSIGHUP: false,
         timeout: o.timeoutMs,
         args: [
-          ...(o.lease.egressSocket === null
+          ...(egressSocket === null
             ? []
             : [`--proxy-server=${EGRESS_PROXY_URL}`, '--proxy-bypass-list=<-loopback>']),
           '--disable-dev-shm-usage',
@@ -129,30 +157,23 @@ export async function openBrowserSession(o: {
         ],
         viewport: o.viewport,
         acceptDownloads: false,
+        // Chromium's own popup blocker (policy DefaultPopupsSetting) stays on.
+        ignoreDefaultArgs: ['--disable-popup-blocking'],
         serviceWorkers: 'block',
       });
     } finally {
       await launcher.remove();
     }
+    let ended = false;
+    context.on('close', () => (ended = true));
     const page = context.pages()[0] ?? (await context.newPage());
-    let closed = 0;
-    context.on('page', (popup) => {
-      const same = (): boolean => sameOrigin(popup.url(), page.url());
-      const shut = (): void => {
-        if (popup.isClosed() || same()) return;
-        closed += 1;
-        void popup.close().catch(() => undefined);
-      };
-      if (popup.url() !== 'about:blank') shut();
-      popup.on('framenavigated', (frame) => {
-        if (frame === popup.mainFrame()) shut();
-      });
-    });
+    const events = watchPages(context, page);
     const confined = command;
     return {
       context,
       page,
-      popupsClosed: () => closed,
+      takeEvents: events.take,
+      running: () => !ended && closing === null && !page.isClosed(),
       usage: () => {
         const u = confined.usage();
         return { maxMemoryBytes: u.maxMemoryBytes, limitHit: u.limitHit };
@@ -163,6 +184,48 @@ export async function openBrowserSession(o: {
     await close();
     throw err;
   }
+}
+
+/**
+ * Watches the context's pages: a new window that reaches another origin than `page` is closed;
+ * each window, and each download Chromium refused, is listed for the call's output.
+ */
+function watchPages(context: BrowserContext, page: Page): { take: () => PageEvents } {
+  let events: PageEvents = { popups: [], downloadsRefused: [], unlisted: 0 };
+  const note = <T>(list: T[], item: T): void => {
+    if (list.length < MAX_PAGE_EVENTS) list.push(item);
+    else events.unlisted += 1;
+  };
+  const downloads = (p: Page): void => {
+    p.on('download', (d) => {
+      note(events.downloadsRefused, { url: d.url(), filename: d.suggestedFilename() });
+      void d.cancel().catch(() => undefined);
+    });
+  };
+  downloads(page);
+  context.on('page', (popup) => {
+    downloads(popup);
+    const entry = { url: popup.url(), closed: false };
+    note(events.popups, entry);
+    const check = (): void => {
+      if (popup.isClosed()) return;
+      entry.url = popup.url();
+      if (entry.url === 'about:blank' || sameOrigin(entry.url, page.url())) return;
+      entry.closed = true;
+      void popup.close().catch(() => undefined);
+    };
+    check();
+    popup.on('framenavigated', (frame) => {
+      if (frame === popup.mainFrame()) check();
+    });
+  });
+  return {
+    take: () => {
+      const taken = { ...events, popups: events.popups.map((p) => ({ ...p })) };
+      events = { popups: [], downloadsRefused: [], unlisted: 0 };
+      return taken;
+    },
+  };
 }
 
 /** Whether two URLs share an origin (an opaque origin matches none). */

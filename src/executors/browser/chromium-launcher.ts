@@ -14,20 +14,28 @@ export const PROFILE_INSIDE = '/workspace/.browser-profile';
  * profile in the workspace and point Chromium at it (Playwright names a host directory), and exec
  * Chromium with the rest of Playwright's arguments.
  */
-const INSIDE = `exec 3<&5 4>&6 5<&- 6>&- || exit 125
-rm -rf ${PROFILE_INSIDE} && mkdir -m 700 ${PROFILE_INSIDE} || exit 125
+function inside(profile: string): string {
+  return `exec 3<&5 4>&6 5<&- 6>&- || exit 125
+rm -rf ${profile} && mkdir -m 700 ${profile} || exit 125
 for a do
   shift
   case $a in
-    --user-data-dir=*) set -- "$@" --user-data-dir=${PROFILE_INSIDE} ;;
+    --user-data-dir=*) set -- "$@" --user-data-dir=${profile} ;;
     *) set -- "$@" "$a" ;;
   esac
 done
 exec ${CHROMIUM_BINARY} "$@"`;
+}
 
-/** The argv bubblewrap runs for a browser: the shell above; Playwright's arguments follow it. */
-export function chromiumArgv(): string[] {
-  return ['/bin/sh', '-c', INSIDE, 'gatehouse-browser'];
+/**
+ * The argv bubblewrap runs for a browser: the shell above, with its fresh profile at `profile`
+ * (a path inside the sandbox's workspace, default {@link PROFILE_INSIDE}); Playwright's
+ * arguments follow it.
+ */
+export function chromiumArgv(profile: string = PROFILE_INSIDE): string[] {
+  if (!/^\/workspace\/\.browser-profile[a-z0-9-]*$/.test(profile))
+    throw new Error(`${profile} is not a browser profile path in the workspace`);
+  return ['/bin/sh', '-c', inside(profile), 'gatehouse-browser'];
 }
 
 /** A launcher file Playwright runs as the browser's "executable", and its removal. */

@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { EgressRelay } from '../../sandbox/index.js';
 import type { ConfinedCommand } from '../../sandbox/index.js';
 import type { ConfiningSandbox } from '../browser/index.js';
 import { desktopArgv, frameCommand, parseAnswer } from './desktop-driver.js';
-import { EgressRelay } from './egress-relay.js';
 import type { DriverAnswer } from './desktop-driver.js';
 
 /** Largest answer line the driver may send (a screenshot, base64): past it the desktop ends. */

@@ -5,10 +5,11 @@ import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
 
 /**
- * A desktop's way to the egress proxy: a Unix socket of its own, bound into its sandbox where the
- * proxy's socket goes, that passes each connection to the egress endpoint of the call running now
- * (so the decisions are that call's, on its record) and refuses connections between calls. A
- * desktop outlives calls, and each call's endpoint closes with it; this socket stays.
+ * The way to the egress proxy of a sandbox that outlives calls (a desktop, a warm browser): a Unix
+ * socket of its own, bound into the sandbox where the proxy's socket goes, that passes each
+ * connection to the egress endpoint of the call running now (so the decisions are that call's, on
+ * its record) and refuses connections between calls. Each call's endpoint closes with the call;
+ * this socket stays.
  */
 export class EgressRelay {
   private target: string | null = null;
