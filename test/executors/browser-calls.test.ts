@@ -11,11 +11,15 @@ import { skipWithout } from '../helpers/prerequisites.js';
 import {
   auditText,
   cgroupDirsNamed,
-  processesMatching,
   publishAgent,
   verifiedReceipt,
 } from '../helpers/sandbox-tools.js';
-import { browserTool, missingChromium, startTestSite } from './browser-fixture.js';
+import {
+  browserTool,
+  missingChromium,
+  sandboxedChromium,
+  startTestSite,
+} from './browser-fixture.js';
 
 /** The password the broker holds; a page must receive it, no record may show it. */
 const PASSWORD = `pw-${randomBytes(12).toString('hex')}`;
@@ -320,7 +324,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
   }, 60_000);
 
   it('leaves no Chromium process and no cgroup of its leases behind', () => {
-    expect(processesMatching('/usr/lib/chromium/chromium')).toEqual([]);
+    expect(sandboxedChromium()).toEqual([]);
     // The browser calls' leases (the demo's MCP servers hold leases of their own while connected).
     const leases = (
       g.gateway.db.raw.prepare('SELECT id, holder FROM leases').all() as {

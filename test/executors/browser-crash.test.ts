@@ -7,11 +7,10 @@ import type { DemoTokens } from '../../src/app/index.js';
 import { api, useServers } from '../helpers/cli.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 import { alive, processTree } from '../helpers/processes.js';
-import { cgroupDirsNamed, leaseRows, processesMatching } from '../helpers/sandbox-tools.js';
+import { cgroupDirsNamed, leaseRows } from '../helpers/sandbox-tools.js';
 import Database from 'better-sqlite3';
-import { missingChromium } from './browser-fixture.js';
+import { missingChromium, sandboxedChromium } from './browser-fixture.js';
 
-const CHROMIUM = '/usr/lib/chromium/chromium';
 const unavailable = skipWithout('Chromium (Debian package chromium)', missingChromium());
 const { start, tempDir } = useServers();
 
@@ -21,7 +20,7 @@ describe.skipIf(unavailable)('a Gatehouse killed with SIGKILL while a browser ca
     const first = await start(dir, 60_000);
     const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
     const board = `http://127.0.0.1:${(JSON.parse(readFileSync(join(dir, 'demo-tickets.json'), 'utf8')) as { port: number }).port}/`;
-    const before = new Set(processesMatching(CHROMIUM).map((p) => p.pid));
+    const before = new Set(sandboxedChromium().map((p) => p.pid));
     const pending = api(
       first.url,
       'POST',
@@ -37,7 +36,7 @@ describe.skipIf(unavailable)('a Gatehouse killed with SIGKILL while a browser ca
     pending.catch(() => undefined);
 
     // A read call keeps no running record (nothing to recover): wait for its Chromium instead.
-    const ours = () => processesMatching(CHROMIUM).filter((p) => !before.has(p.pid));
+    const ours = () => sandboxedChromium().filter((p) => !before.has(p.pid));
     for (let i = 0; i < 3000 && ours().length === 0; i++) await sleep(20);
     expect(ours().length, 'Chromium started in the sandbox').toBeGreaterThan(0);
     const leaseId = invocationLeases(dir)[0]!.id;

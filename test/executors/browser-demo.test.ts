@@ -4,8 +4,7 @@ import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { skipWithout } from '../helpers/prerequisites.js';
-import { processesMatching } from '../helpers/sandbox-tools.js';
-import { missingChromium } from './browser-fixture.js';
+import { missingChromium, sandboxedChromium } from './browser-fixture.js';
 
 const unavailable = skipWithout('Chromium (Debian package chromium)', missingChromium());
 
@@ -36,7 +35,7 @@ describe.skipIf(unavailable)('the demo browser tool', () => {
     expect(out.title).toBe('Ticket board');
     expect(out.steps[1]).toMatchObject({ values: ['Ticket board'] });
     expect(out.steps[2]).toMatchObject({ mediaType: 'image/png', width: 1280, height: 800 });
-    expect(processesMatching('/usr/lib/chromium/chromium')).toEqual([]);
+    expect(sandboxedChromium()).toEqual([]);
   }, 90_000);
 
   it('demo/web-form signs in with the brokered password and submits the new-ticket form once a reviewer approves', async () => {

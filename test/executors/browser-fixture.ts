@@ -1,11 +1,31 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { missingCommand } from '../helpers/prerequisites.js';
+import { processesMatching } from '../helpers/sandbox-tools.js';
+
+/** Debian's Chromium binary. */
+export const CHROMIUM = '/usr/lib/chromium/chromium';
+
+/**
+ * The Chromium processes of browser tools: those in a pid namespace of a sandbox. Another test's
+ * Chromium (the Studio's, driven unsandboxed on the host) is not one of them.
+ */
+export function sandboxedChromium(): { pid: number; cmdline: string }[] {
+  return processesMatching(CHROMIUM).filter((p) => {
+    try {
+      const nspid = /^NSpid:\s*(.*)$/m.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));
+      return (nspid?.[1]?.trim().split(/\s+/).length ?? 0) > 1;
+    } catch {
+      return false;
+    }
+  });
+}
 
 /** Null when Debian's Chromium is installed here; else why not. */
 export function missingChromium(): string | null {
-  return missingCommand('/usr/lib/chromium/chromium');
+  return missingCommand(CHROMIUM);
 }
 
 /** A loopback web app the browser tests visit: pages served by this test process. */

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { parseRpc } from '../helpers/mcp-client.js';
 import { describeMcp, mcpRequest } from './mcp-requests.js';
 import type { McpFuzzRequest } from './mcp-requests.js';
 import { describeRequest, encodeLoose, operationsOf, restRequest } from './rest-requests.js';
@@ -81,7 +82,8 @@ beforeAll(async () => {
     session,
     { jsonrpc: '2.0', id: 2, method: 'tools/list' },
   );
-  toolNames = (JSON.parse(listed.body) as { result: { tools: { name: string }[] } }).result.tools
+  const answer = parseRpc(listed.body, listed.headers['content-type'] as string | undefined);
+  toolNames = (answer as { result: { tools: { name: string }[] } }).result.tools
     .map((x) => x.name)
     .filter((n) => !/sleep|sh_|git|browser|computer|long/.test(n));
   expect(toolNames.length).toBeGreaterThan(0);
@@ -144,7 +146,9 @@ function overSocket(
     const req = httpRequest(
       { host: base.hostname, port: base.port, method, path, headers, agent },
       (res) => {
-        if (res.headers['content-type']?.startsWith('text/event-stream')) {
+        // A stream that stays open (GET /events/stream, GET /mcp) is not read; a POST /mcp
+        // answer streamed as events ends with its result and is read whole.
+        if (method === 'GET' && res.headers['content-type']?.startsWith('text/event-stream')) {
           res.destroy();
           return resolve({ status: res.statusCode!, body: '', headers: res.headers });
         }
