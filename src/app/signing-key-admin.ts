@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { SharedSigningKeyring, SigningKeyring } from '../audit/index.js';
-import type { Keyring, PublishedKey } from '../audit/index.js';
+import { SharedSigningKeyring, SigningKeyring, readPublishedKeys } from '../audit/index.js';
+import type { Keyring } from '../audit/index.js';
 import { ErrorCode, GatehouseError, systemClock } from '../core/index.js';
 import { SecretCipher } from '../secrets/index.js';
 import { DataDirLock, PostgresDatabase, PostgresSigningKeyStore } from '../storage/index.js';
@@ -34,21 +33,21 @@ export async function listSigningKeys(dataDir: string, db?: string): Promise<Sig
     return withPostgres(db, async (store) => {
       const keys = await store.list();
       if (keys.length === 0) throw noKeys('the database');
-      return keys.map((k) => ({
-        kid: k.kid,
-        createdAt: k.createdAt,
-        ...(k.retiredAt === undefined ? {} : { retiredAt: k.retiredAt }),
-      }));
+      return keys.map(info);
     });
   }
-  const file = join(keysDir(dataDir), 'public-keys.json');
-  if (!existsSync(file)) throw noKeys(keysDir(dataDir));
-  const published = JSON.parse(await readFile(file, 'utf8')) as PublishedKey[];
-  return published.map((k) => ({
+  const published = await readPublishedKeys(keysDir(dataDir));
+  if (published === undefined) throw noKeys(keysDir(dataDir));
+  return published.map(info);
+}
+
+/** What `keys list` shows of a key, from either backend's record of it. */
+function info(k: { kid: string; createdAt: string; retiredAt?: string }): SigningKeyInfo {
+  return {
     kid: k.kid,
     createdAt: k.createdAt,
     ...(k.retiredAt === undefined ? {} : { retiredAt: k.retiredAt }),
-  }));
+  };
 }
 
 /**

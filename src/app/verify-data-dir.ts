@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import { jwkOf, verifyAuditLog } from '../audit/index.js';
+import { jwkOf, readPublishedKeys, verifyAuditLog } from '../audit/index.js';
 import type { JwkSet, LogVerification } from '../audit/index.js';
 import type { AuditStore } from '../audit/index.js';
 import {
@@ -30,24 +29,24 @@ export async function verifyDataDirectory(
   if (postgres !== undefined) return verifyPostgres(postgres);
   const dir = resolve(dataDir);
   const file = db !== undefined ? resolve(db.replace(/^sqlite:/, '')) : join(dir, 'gatehouse.db');
-  const keysFile = join(dir, 'keys', 'public-keys.json');
-  for (const [path, what] of [
-    [file, 'database'],
-    [keysFile, 'public key file'],
-  ] as const) {
-    if (!existsSync(path))
-      throw new GatehouseError(
-        ErrorCode.NOT_FOUND,
-        `no Gatehouse ${what} at ${path}; pass --data DIR`,
-      );
-  }
-  const jwks: JwkSet = { keys: JSON.parse(await readFile(keysFile, 'utf8')) as JwkSet['keys'] };
+  const keysDir = join(dir, 'keys');
+  if (!existsSync(file)) throw notFound('database', file);
+  const published = await readPublishedKeys(keysDir);
+  if (published === undefined) throw notFound('public key file', join(keysDir, 'public-keys.json'));
+  const jwks: JwkSet = { keys: published };
   const opened = await SqliteDatabase.open({ file });
   try {
     return await verifyAll(new SqliteAuditStore(opened), jwks);
   } finally {
     await opened.close();
   }
+}
+
+function notFound(what: string, path: string): GatehouseError {
+  return new GatehouseError(
+    ErrorCode.NOT_FOUND,
+    `no Gatehouse ${what} at ${path}; pass --data DIR`,
+  );
 }
 
 async function verifyPostgres(url: string): Promise<LogVerification[]> {

@@ -9,7 +9,7 @@ export type { KeyedSignature, Signer } from './signer.js';
 export { jwkThumbprint } from './jwk-thumbprint.js';
 export { verifyWithJwks, findJwk } from './jwks.js';
 export type { Jwk, JwkSet } from './jwks.js';
-export { SigningKeyring } from './signing-keys.js';
+export { SigningKeyring, readPublishedKeys } from './signing-keys.js';
 export { recentJwks } from './recent-jwks.js';
 export type { Keyring, PublishedKey } from './signing-keys.js';
 export { SharedSigningKeyring } from './shared-signing-keys.js';

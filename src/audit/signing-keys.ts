@@ -178,7 +178,12 @@ async function loadPrivateKey(dir: string, kid: string): Promise<ActiveKey> {
   return { kid, privateKey };
 }
 
-async function readPublishedKeys(dir: string): Promise<PublishedKey[] | undefined> {
+/**
+ * The published keys of a keyring directory (`public-keys.json`), checked; undefined when there
+ * is none yet.
+ * @throws GatehouseError `INTERNAL` when the file is unreadable, not JSON or not a key list.
+ */
+export async function readPublishedKeys(dir: string): Promise<PublishedKey[] | undefined> {
   let text: string;
   try {
     text = await readFile(join(dir, PUBLIC_KEYS_FILE), 'utf8');
