@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 import type { OutboxFeed } from '../core/index.js';
 import type { ApprovalStore } from '../approvals/index.js';
@@ -40,6 +41,7 @@ import {
   latestId,
   postgresLatestId,
 } from '../storage/index.js';
+import type { Tables } from '../storage/index.js';
 import type { GatewayConfig } from './config.js';
 
 /** Every store of a gateway, on one database, and what the gateway watches of that database. */
@@ -48,6 +50,8 @@ export interface Storage {
   kind: 'sqlite' | 'postgres';
   /** The SQLite database (tests and offline checks reach into it); undefined on PostgreSQL. */
   sqlite: SqliteDatabase | undefined;
+  /** The database, whichever it is, for queries no store answers (tests and offline checks). */
+  kysely: Kysely<Tables>;
   tools: ToolStore;
   tenancy: TenancyStore;
   invocations: InvocationStore;
@@ -90,6 +94,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     return {
       kind: 'postgres',
       sqlite: undefined,
+      kysely: db.kysely,
       tools: new PostgresToolStore(db),
       tenancy: new PostgresTenancyStore(db),
       invocations: new PostgresInvocationStore(db),
@@ -116,6 +121,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
   return {
     kind: 'sqlite',
     sqlite: db,
+    kysely: db.kysely,
     tools: new SqliteToolStore(db),
     tenancy: new SqliteTenancyStore(db),
     invocations: new SqliteInvocationStore(db),

@@ -7,7 +7,6 @@ import { ManualClock } from '../../src/core/index.js';
 import type { StoredEvent } from '../../src/core/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { defaultTenantPolicy } from '../../src/policy/index.js';
-import { SqliteOutboxFeed } from '../../src/storage/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 
@@ -31,7 +30,7 @@ function idOf(d: DemoGateway, token: string): string {
 }
 
 async function outbox(d: DemoGateway, tenant = 'acme'): Promise<StoredEvent[]> {
-  return new SqliteOutboxFeed(d.gateway.db).after(tenant, 0, 10_000);
+  return d.gateway.storage.outbox.after(tenant, 0, 10_000);
 }
 
 async function approval(d: DemoGateway, id: string, token = d.tokens.reviewer): Promise<Approval> {

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leafHash, verifyConsistency, verifyInclusion } from '../../src/audit/index.js';
 import type { Checkpoint, ConsistencyAnswer, InclusionAnswer } from '../../src/audit/index.js';
 import type { AuditRecordDraft } from '../../src/core/index.js';
-import { SqliteAuditStore } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 import { rootHash } from '../audit/merkle-reference.js';
@@ -97,7 +96,7 @@ describe('GET /v1/audit/proof and /v1/audit/consistency', () => {
     expect(size).toBe(early.treeSize + 20_000);
 
     // The reference: every leaf hashed from the stored bytes, roots by the RFC's recursion.
-    const records = await new SqliteAuditStore(d.gateway.db).records('acme', 0, size);
+    const records = await d.gateway.storage.audit.records('acme', 0, size);
     const leaves = records.map((r) => leafHash(Buffer.from(r.record, 'utf8')));
     expect(late.rootHash).toBe(rootHash(leaves).toString('base64'));
     expect(early.rootHash).toBe(rootHash(leaves, early.treeSize).toString('base64'));

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
@@ -10,6 +9,7 @@ import { InvocationStatus } from '../../src/invocation/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import type { ErrorBody } from '../helpers/gateway-fixture.js';
 import { api, firstRunning, runCli, useServers } from '../helpers/cli.js';
+import { storedRowsOf } from '../helpers/stored-rows.js';
 
 const { start, tempDir } = useServers();
 
@@ -114,13 +114,10 @@ describe('a Gatehouse killed with SIGKILL while a call runs', () => {
 
     // Every stored invocation is in a state of DESIGN §9, none still running; echoes that made
     // it to disk did so with their outcome.
-    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    let rows: { id: string; status: string; record: string }[];
-    try {
-      rows = db.prepare('SELECT id, status, record FROM invocations').all() as typeof rows;
-    } finally {
-      db.close();
-    }
+    const rows = await storedRowsOf<{ id: string; status: string; record: string }>(
+      dir,
+      'SELECT id, status, record FROM invocations',
+    );
     const states = Object.values(InvocationStatus) as string[];
     expect(rows.length).toBeGreaterThanOrEqual(1);
     for (const row of rows) {

@@ -5,11 +5,11 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import { ensureBuilt, spawnServer } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
+import { storedRowsOf } from '../helpers/stored-rows.js';
 
 /**
  * Readers of `/v1/events/stream` that stop reading, against a real gateway process: what the
@@ -211,14 +211,14 @@ describe('event stream backpressure', () => {
   }, 120_000);
 
   it('gives a reader that stalls and comes back with Last-Event-ID every event, in order', async () => {
-    const start = outboxIds(0).at(-1) ?? 0;
+    const start = (await outboxIds(0)).at(-1) ?? 0;
     let reader = await Reader.open(start);
     const seen: number[] = [];
     let drops = 0;
     for (let cycle = 0; cycle < 3; cycle++) {
       reader.pause();
       await flood(10, 200_000);
-      const written = outboxIds(start).length;
+      const written = (await outboxIds(start)).length;
       reader.resume();
       await until(
         () => reader.ended || seen.length + reader.ids.length >= written,
@@ -231,7 +231,7 @@ describe('event stream backpressure', () => {
         reader = await Reader.open(seen.at(-1) ?? start);
       }
     }
-    const all = outboxIds(start);
+    const all = await outboxIds(start);
     await until(() => seen.length + reader.ids.length >= all.length, 20_000, 'every event');
     seen.push(...reader.ids);
     reader.close();
@@ -243,15 +243,11 @@ describe('event stream backpressure', () => {
 });
 
 /** The ids of the demo tenant's events after `after`, read from the gateway's own database. */
-function outboxIds(after: number): number[] {
-  const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-  try {
-    return (
-      db
-        .prepare("SELECT seq FROM outbox WHERE tenant = 'acme' AND seq > ? ORDER BY seq")
-        .all(after) as { seq: number }[]
-    ).map((r) => Number(r.seq));
-  } finally {
-    db.close();
-  }
+async function outboxIds(after: number): Promise<number[]> {
+  const rows = await storedRowsOf<{ seq: number }>(
+    dir,
+    "SELECT seq FROM outbox WHERE tenant = 'acme' AND seq > ? ORDER BY seq",
+    after,
+  );
+  return rows.map((r) => Number(r.seq));
 }

@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoAgentEvent, demoToolEvents } from '../../src/app/index.js';
 import type { StoredEvent } from '../../src/core/index.js';
-import { SqliteOutboxFeed } from '../../src/storage/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 import { SseClient } from '../helpers/sse.js';
@@ -27,7 +26,7 @@ async function connect(
 }
 
 function outbox(d: DemoGateway, tenant: string, after: number): Promise<StoredEvent[]> {
-  return new SqliteOutboxFeed(d.gateway.db).after(tenant, after, 10_000);
+  return d.gateway.storage.outbox.after(tenant, after, 10_000);
 }
 
 /** What a frame must say about a stored event. */
@@ -52,7 +51,7 @@ async function echo(d: DemoGateway, key: string): Promise<string> {
 describe('GET /v1/events/stream', () => {
   it('delivers every event once, in order, and resumes after a reconnect with Last-Event-ID', async () => {
     g = await startDemoGateway({ listen: true });
-    const start = await new SqliteOutboxFeed(g.gateway.db).latest('acme');
+    const start = await g.gateway.storage.outbox.latest('acme');
     expect(start).toBeGreaterThan(0); // the demo's DescriptorActivated events
     const live = await connect(g, g.tokens.agent);
 
@@ -126,7 +125,7 @@ describe('GET /v1/events/stream', () => {
 
   it('delivers events written concurrently exactly once', async () => {
     g = await startDemoGateway({ listen: true });
-    const start = await new SqliteOutboxFeed(g.gateway.db).latest('acme');
+    const start = await g.gateway.storage.outbox.latest('acme');
     const live = await connect(g, g.tokens.agent);
     await Promise.all(Array.from({ length: 20 }, (_, i) => echo(g!, `burst-${i}`)));
     const stored = await outbox(g, 'acme', start);

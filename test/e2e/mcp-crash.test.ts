@@ -1,13 +1,10 @@
-import {} from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { api, useServers } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
 import type { Proc } from '../helpers/processes.js';
-import { cgroupDirsNamed, leaseRows } from '../helpers/sandbox-tools.js';
+import { cgroupDirsNamed, leaseRowsOf } from '../helpers/sandbox-tools.js';
 import { requireInTest } from '../helpers/prerequisites.js';
 
 const { start, tempDir } = useServers();
@@ -34,9 +31,9 @@ describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => 
     const dir = tempDir('gatehouse-mcp-crash-');
     const first = await start(dir);
     const upstream = await upstreamOf(first);
-    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    const lease = leaseRows(db).find((l) => l.holder.startsWith('mcp/') && l.status === 'active');
-    db.close();
+    const lease = (await leaseRowsOf(dir)).find(
+      (l) => l.holder.startsWith('mcp/') && l.status === 'active',
+    );
     // Without a sandbox on this machine the demo runs it directly: the second test covers that.
     const ready = await api<{ sandbox: string }>(first.url, 'GET', '/readyz');
     requireInTest(
@@ -53,12 +50,7 @@ describe('a Gatehouse killed with SIGKILL leaves no MCP upstream behind', () => 
     const second = await start(dir);
     expect(cgroupDirsNamed(lease!.id)).toEqual([]);
     await second.kill('SIGTERM');
-    const after = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    try {
-      expect(leaseRows(after).find((l) => l.id === lease!.id)?.status).toBe('reaped');
-    } finally {
-      after.close();
-    }
+    expect((await leaseRowsOf(dir)).find((l) => l.id === lease!.id)?.status).toBe('reaped');
   });
 
   it('an unsandboxed stdio upstream dies with it too (the kernel kills it, not its stdin closing)', async () => {

@@ -1,6 +1,5 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteMcpStore } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
@@ -30,7 +29,7 @@ async function listed(): Promise<string[]> {
 }
 
 /** Writes the server's records as the service would (the state itself is what is under test). */
-const store = () => new SqliteMcpStore(g.gateway.db);
+const store = () => g.gateway.storage.mcp;
 const noLedger = { audit: [], events: [] };
 
 describe('tools/list offers only healthy MCP tools', () => {

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mcpExecution } from '../../src/mcp/index.js';
-import { SqliteMcpStore } from '../../src/storage/index.js';
+import type { McpStore } from '../../src/mcp/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
@@ -25,13 +25,15 @@ afterEach(() => {
 const READS = ['get', 'list', 'listInStates', 'discovery', 'bindings', 'binding'] as const;
 
 /**
- * How many times `op` read the MCP store (every SqliteMcpStore, through its prototype). A
+ * How many times `op` read the MCP store (every store of the gateway's kind, through its
+ * prototype). A
  * scheduled health probe (which starts with `listInStates`) that falls inside the window reads
  * too; such a window is measured again.
  */
 async function readsOf(op: () => Promise<unknown>): Promise<number> {
   for (let attempt = 0; ; attempt++) {
-    const spies = READS.map((m) => vi.spyOn(SqliteMcpStore.prototype, m));
+    const store = Object.getPrototypeOf(g.gateway.storage.mcp) as McpStore;
+    const spies = READS.map((m) => vi.spyOn(store, m));
     try {
       await op();
       const probed = spies[READS.indexOf('listInStates')]!.mock.calls.length > 0;

@@ -1,13 +1,12 @@
-import { join } from 'node:path';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuditLog } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import { canonicalBytes, canonicalDigest, sha256Hex } from '../../src/core/index.js';
-import { SqliteAuditStore, SqliteDatabase } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import { connectMcp } from '../helpers/mcp-client.js';
+import { withAuditStoreOf } from '../helpers/stored-rows.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { addAgent } from '../helpers/agents.js';
 import { logSize as auditLogSize, recordsSince as records } from '../helpers/audit-records.js';
@@ -193,15 +192,12 @@ describe('what an agent reads through /mcp is recorded in the audit log', () => 
     const jwks = (await g.inject<JwkSet>('GET', '/v1/receipt-keys')).body;
     const size = await logSize();
     await g.stop();
-    const db = await SqliteDatabase.open({ file: join(g.dataDir, 'gatehouse.db') });
-    try {
-      const verdict = await verifyAuditLog(new SqliteAuditStore(db), 'acme', jwks);
-      if (!verdict.ok) throw new Error(`index ${verdict.index}: ${verdict.reason}`);
-      // Closing may append (upstream connections end); the checkpoints taken above must match.
-      expect(verdict.size).toBeGreaterThanOrEqual(size);
-      expect(verdict.checkpoints).toBeGreaterThan(0);
-    } finally {
-      await db.close();
-    }
+    const verdict = await withAuditStoreOf(g.dataDir, (store) =>
+      verifyAuditLog(store, 'acme', jwks),
+    );
+    if (!verdict.ok) throw new Error(`index ${verdict.index}: ${verdict.reason}`);
+    // Closing may append (upstream connections end); the checkpoints taken above must match.
+    expect(verdict.size).toBeGreaterThanOrEqual(size);
+    expect(verdict.checkpoints).toBeGreaterThan(0);
   });
 });

@@ -4,7 +4,6 @@ import type { Approval } from '../../src/approvals/index.js';
 import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { SqliteOutboxFeed } from '../../src/storage/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type {
   DemoGateway,
@@ -201,7 +200,7 @@ describe('AssetReleaseRevoked', () => {
       ).status,
     ).toBe(200);
     expect(aborted.size).toBe(0);
-    const eventsBefore = await new SqliteOutboxFeed(g.gateway.db).latest('acme');
+    const eventsBefore = await g.gateway.storage.outbox.latest('acme');
 
     const revoked = await revoke(
       'test/hold-write',
@@ -261,7 +260,7 @@ describe('AssetReleaseRevoked', () => {
       });
     }
     const invalidatedEvents = (
-      await new SqliteOutboxFeed(g.gateway.db).after('acme', eventsBefore, 1000)
+      await g.gateway.storage.outbox.after('acme', eventsBefore, 1000)
     ).filter((e) => e.type === 'ApprovalDecided');
     expect(invalidatedEvents.map((e) => [e.data.approvalId, e.data.status]).sort()).toEqual(
       [

@@ -170,7 +170,7 @@ describe('demo/sh through the gateway', () => {
     });
 
     // The lease is durable, and released once the call ended; its workspace is gone.
-    const row = leaseRows(g.gateway.db.raw).find((l) => l.id === lease.id);
+    const row = (await leaseRows(g)).find((l) => l.id === lease.id);
     expect(row).toMatchObject({ holder: `invocation/${r.id}`, status: 'released' });
     expect(existsSync(join(g.sandboxRoot, 'workspaces', String(lease.id)))).toBe(false);
     expect(cgroupDirsNamed(String(lease.id))).toEqual([]);
@@ -215,7 +215,7 @@ describe('a brokered secret', () => {
     const places: [string, string][] = [
       ['response', JSON.stringify(r)],
       ['stored record', JSON.stringify(stored.body)],
-      ['audit records', auditText(g)],
+      ['audit records', await auditText(g)],
       ['receipt envelope', JSON.stringify(envelope)],
       ['receipt payload', payload],
     ];
@@ -274,7 +274,7 @@ describe('a brokered secret', () => {
     for (const [where, text] of [
       ['response', JSON.stringify(r)],
       ['stored record', JSON.stringify(stored.body)],
-      ['audit records', auditText(g)],
+      ['audit records', await auditText(g)],
       ['receipt payload', payload],
     ] as const)
       for (const line of lines) expect(text.includes(line), `${line} in the ${where}`).toBe(false);
@@ -331,7 +331,7 @@ describe('a brokered secret sent through the egress proxy', () => {
     const places: [string, string][] = [
       ['response', JSON.stringify(r)],
       ['stored record', JSON.stringify(stored.body)],
-      ['audit records', auditText(g)],
+      ['audit records', await auditText(g)],
       ['receipt payload', payload],
     ];
     for (const [where, text] of places)
@@ -378,7 +378,7 @@ describe('a brokered secret sent through the egress proxy', () => {
     const places: [string, string][] = [
       ['response', JSON.stringify(r)],
       ['stored record', JSON.stringify(stored.body)],
-      ['audit records', auditText(g)],
+      ['audit records', await auditText(g)],
       ['receipt payload', payload],
     ];
     for (const [where, text] of places)
@@ -491,7 +491,7 @@ describe('exit codes and kills', () => {
     expect(processesMatching(leaseId)).toEqual([]);
     expect(cgroupDirsNamed(leaseId)).toEqual([]);
     expect(existsSync(join(g.sandboxRoot, 'workspaces', leaseId))).toBe(false);
-    expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseId)?.status).toBe('released');
+    expect((await leaseRows(g)).find((l) => l.id === leaseId)?.status).toBe('released');
   });
 
   it('a workspace booby-trapped with a FIFO and a /dev/zero link named .git is removed without a hang', async () => {
@@ -500,7 +500,7 @@ describe('exit codes and kills', () => {
     expect(outputOf(r).stdout).toBe('set\n');
     const leaseId = String(r.lease?.id);
     expect(existsSync(join(g.sandboxRoot, 'workspaces', leaseId))).toBe(false);
-    expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseId)?.status).toBe('released');
+    expect((await leaseRows(g)).find((l) => l.id === leaseId)?.status).toBe('released');
   });
 
   it('a memory hog is killed at the limit: uncertain, LIMIT_MEMORY', async () => {

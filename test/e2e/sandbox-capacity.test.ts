@@ -4,10 +4,11 @@ import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, DemoGatewayOptions } from '../helpers/gateway-fixture.js';
 import { auditRecords, leaseRows, publishAgent, shTool } from '../helpers/sandbox-tools.js';
+import type { LeaseRow } from '../helpers/sandbox-tools.js';
 
 /** The leases of tool calls (the demo's sandboxed MCP upstream holds one of its own pool). */
-function callLeases(gw: DemoGateway): ReturnType<typeof leaseRows> {
-  return leaseRows(gw.gateway.db.raw).filter((l) => !l.holder.startsWith('mcp/'));
+async function callLeases(gw: DemoGateway): Promise<LeaseRow[]> {
+  return (await leaseRows(gw)).filter((l) => !l.holder.startsWith('mcp/'));
 }
 
 let g: DemoGateway | undefined;
@@ -39,8 +40,8 @@ async function untilRunning(gw: DemoGateway, id?: string): Promise<InvocationRec
 }
 
 /** The `invocation.*` audit record types of one invocation, in log order. */
-function auditTypes(gw: DemoGateway, id: string): string[] {
-  return auditRecords(gw)
+async function auditTypes(gw: DemoGateway, id: string): Promise<string[]> {
+  return (await auditRecords(gw))
     .filter((r) => r.subject === `invocation/${id}` && r.type.startsWith('invocation.'))
     .map((r) => r.type);
 }
@@ -71,15 +72,15 @@ describe('execution capacity through the gateway', () => {
     expect(r.trace.some((t) => t.stage === 'execute')).toBe(false);
     expect(r.lease).toBeNull();
     // It was recorded queued while it waited, then failed.
-    expect(auditTypes(gw, r.id)).toEqual(['invocation.queued', 'invocation.failed']);
+    expect(await auditTypes(gw, r.id)).toEqual(['invocation.queued', 'invocation.failed']);
     // Its credential lease was issued before it queued, and revoked when it failed.
     expect(
-      auditRecords(gw)
+      (await auditRecords(gw))
         .filter((a) => a.subject === `invocation/${r.id}` && a.type.startsWith('credential.'))
         .map((a) => a.type),
     ).toEqual(['credential.issued', 'credential.revoked']);
     // Nothing ran for it: no lease was granted to it.
-    expect(callLeases(gw).map((l) => l.holder)).toEqual([`invocation/${running.id}`]);
+    expect((await callLeases(gw)).map((l) => l.holder)).toEqual([`invocation/${running.id}`]);
 
     expect((await first).body.status).toBe('observed');
     const retry = await gw.invoke(gw.tokens.agent, 'cap-second', sh('echo second'));
@@ -90,7 +91,10 @@ describe('execution capacity through the gateway', () => {
       output: { exitCode: 0, stdout: 'second\n' },
     });
     expect(retry.body.id).not.toBe(r.id);
-    expect(auditTypes(gw, retry.body.id)).toEqual(['invocation.running', 'invocation.observed']);
+    expect(await auditTypes(gw, retry.body.id)).toEqual([
+      'invocation.running',
+      'invocation.observed',
+    ]);
   });
 
   it('with a larger budget the waiting call runs once capacity frees up, having been queued', async () => {
@@ -114,7 +118,7 @@ describe('execution capacity through the gateway', () => {
     const r = (await second).body;
     expect(r.id).toBe(queued?.id);
     expect(r).toMatchObject({ status: 'observed', output: { stdout: 'second\n' } });
-    expect(auditTypes(gw, r.id)).toEqual([
+    expect(await auditTypes(gw, r.id)).toEqual([
       'invocation.queued',
       'invocation.running',
       'invocation.observed',
@@ -141,7 +145,7 @@ describe('execution capacity through the gateway', () => {
     expect(running.idempotencyKey).toBe('read-second');
     const r = (await read).body;
     expect(r).toMatchObject({ status: 'observed', output: { stdout: 'second\n' } });
-    expect(auditTypes(gw, r.id)).toEqual([
+    expect(await auditTypes(gw, r.id)).toEqual([
       'invocation.queued',
       'invocation.running',
       'invocation.observed',
@@ -159,7 +163,7 @@ describe('execution capacity through the gateway', () => {
     expect(r.error?.stage).toBe('sandbox');
     expect(r.error?.message).toMatch(/asks for 1 GPU\(s\), but pool default has no GPUs/);
     expect(r.trace.some((t) => t.stage === 'execute')).toBe(false);
-    expect(callLeases(gw)).toEqual([]);
+    expect(await callLeases(gw)).toEqual([]);
   });
 
   it('descriptor credentials fail closed before any lease: a missing secret, a scope not granted', async () => {
@@ -191,12 +195,12 @@ describe('execution capacity through the gateway', () => {
       expect(r.trace.map((t) => t.stage)).not.toContain('sandbox');
       expect(r.trace.find((t) => t.stage === 'credentials')?.decision).toBe('fail');
       expect(r.lease).toBeNull();
-      expect(auditTypes(gw, r.id)).toEqual(['invocation.failed']);
+      expect(await auditTypes(gw, r.id)).toEqual(['invocation.failed']);
     }
     // No sandbox was spawned: no lease was ever granted.
-    expect(callLeases(gw)).toEqual([]);
+    expect(await callLeases(gw)).toEqual([]);
     expect(
-      auditRecords(gw).filter(
+      (await auditRecords(gw)).filter(
         (a) => a.type.startsWith('lease.') && !JSON.stringify(a).includes('"mcp/'),
       ),
     ).toEqual([]);

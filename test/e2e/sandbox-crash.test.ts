@@ -2,13 +2,13 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { api, firstRunning, useServers } from '../helpers/cli.js';
 import { alive, processTree } from '../helpers/processes.js';
-import { cgroupDirsNamed, leaseRows, processesMatching } from '../helpers/sandbox-tools.js';
+import { cgroupDirsNamed, leaseRowsOf, processesMatching } from '../helpers/sandbox-tools.js';
+import { storedRowsOf } from '../helpers/stored-rows.js';
 
 const { start, tempDir, removeAfter } = useServers();
 
@@ -72,18 +72,13 @@ describe('a Gatehouse killed with SIGKILL while a sandboxed call runs', () => {
     expect(record.body.lease?.id).toBe(leaseId);
 
     await second.kill('SIGTERM');
-    const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-    try {
-      const lease = leaseRows(db).find((l) => l.id === leaseId);
-      expect(lease?.status).toBe('reaped');
-      expect(lease?.holder).toBe(`invocation/${running!.id}`);
-      const reaped = (db.prepare('SELECT record FROM audit_records').all() as { record: string }[])
-        .map((r) => JSON.parse(r.record) as { type: string; subject: string; actor: string })
-        .filter((r) => r.type === 'lease.reaped' && r.subject === `lease/${leaseId}`);
-      expect(reaped).toHaveLength(1);
-      expect(reaped[0]!.actor).toBe('reaper');
-    } finally {
-      db.close();
-    }
+    const lease = (await leaseRowsOf(dir)).find((l) => l.id === leaseId);
+    expect(lease?.status).toBe('reaped');
+    expect(lease?.holder).toBe(`invocation/${running!.id}`);
+    const reaped = (await storedRowsOf<{ record: string }>(dir, 'SELECT record FROM audit_records'))
+      .map((r) => JSON.parse(r.record) as { type: string; subject: string; actor: string })
+      .filter((r) => r.type === 'lease.reaped' && r.subject === `lease/${leaseId}`);
+    expect(reaped).toHaveLength(1);
+    expect(reaped[0]!.actor).toBe('reaper');
   });
 });

@@ -76,7 +76,7 @@ describe('stdio MCP servers in sandbox leases', () => {
     expect(readlinkSync(`/proc/${node}/ns/pid`)).not.toBe(readlinkSync('/proc/self/ns/pid'));
     expect(readlinkSync(`/proc/${node}/ns/net`)).not.toBe(readlinkSync('/proc/self/ns/net'));
 
-    const held = leaseRows(g.gateway.db.raw).filter((l) => l.holder === `mcp/${serverId}`);
+    const held = (await leaseRows(g)).filter((l) => l.holder === `mcp/${serverId}`);
     expect(held.filter((l) => l.status === 'active')).toHaveLength(1);
     // Its own cgroup, named by the lease, with the lease's share of the mcp-upstreams pool.
     const memory = cgroupOf(node!, 'memory');
@@ -97,7 +97,7 @@ describe('stdio MCP servers in sandbox leases', () => {
       return !running(p);
     };
     for (const p of [pid!, ...inner]) expect(await gone(p), `process ${p}`).toBe(true);
-    const after = leaseRows(g.gateway.db.raw).filter((l) => l.holder === `mcp/${serverId}`);
+    const after = (await leaseRows(g)).filter((l) => l.holder === `mcp/${serverId}`);
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((l) => l.status === 'released')).toBe(true);
     expect(existsSync(`/sys/fs/cgroup/memory${memory}`)).toBe(false);

@@ -81,7 +81,7 @@ describe('lease quotas through the gateway', () => {
       status: 'observed',
       output: { stdout: 'three\n' },
     });
-    const rows = leaseRows(g.gateway.db.raw);
+    const rows = await leaseRows(g);
     const first = rows.find((r) => r.id === leaseOf(one))!;
     expect(first.status).toBe('released');
     expect((JSON.parse(first.record) as { endReason: string }).endReason).toMatch(
@@ -104,7 +104,7 @@ describe('lease quotas through the gateway', () => {
 
     const two = (await g.invoke(agent, 'i-2', sh('echo two', 'a-2'))).body;
     expect(two.status, JSON.stringify(two.error)).toBe('observed');
-    const rows = leaseRows(g.gateway.db.raw);
+    const rows = await leaseRows(g);
     const firstRow = rows.find((r) => r.id === (one.lease as { id: string }).id)!;
     expect(firstRow.status).toBe('released');
     expect((JSON.parse(firstRow.record) as { endReason: string }).endReason).toMatch(

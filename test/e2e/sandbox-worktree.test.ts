@@ -119,7 +119,7 @@ describe('git worktrees', () => {
     expect(existsSync(join(workspaceA, 'note.txt'))).toBe(true);
     expect(existsSync(workspaceB)).toBe(true);
     expect(git('worktree', 'list')).toContain(workspaceA);
-    expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseA)?.status).toBe('active');
+    expect((await leaseRows(g)).find((l) => l.id === leaseA)?.status).toBe('active');
 
     // Not expired yet: a reaper pass leaves both alone.
     expect(await g.gateway.execution.reaper!.runOnce()).toEqual([]);
@@ -134,8 +134,8 @@ describe('git worktrees', () => {
     ] as const) {
       expect(existsSync(dir)).toBe(false);
       expect(git('worktree', 'list')).not.toContain(leaseId);
-      expect(leaseRows(g.gateway.db.raw).find((l) => l.id === leaseId)?.status).toBe('reaped');
-      const record = auditRecords(g).find(
+      expect((await leaseRows(g)).find((l) => l.id === leaseId)?.status).toBe('reaped');
+      const record = (await auditRecords(g)).find(
         (a) => a.type === 'lease.reaped' && a.subject === `lease/${leaseId}`,
       );
       expect(record?.data.reason).toMatch(/^expired at /);

@@ -5,6 +5,7 @@ import type { TokenInfo } from '../../src/tenancy/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { SseClient } from '../helpers/sse.js';
+import { storedRows } from '../helpers/stored-rows.js';
 
 /** A real HTTP request to a listening gateway; the body parsed as JSON when it is JSON. */
 async function http<T = Record<string, unknown>>(
@@ -408,9 +409,10 @@ describe('bearer tokens over HTTP', () => {
       JSON.stringify((await http(g, 'GET', '/v1/tokens?limit=500', g.tokens.admin)).body),
       JSON.stringify((await http(g, 'GET', '/v1/principals', g.tokens.admin)).body),
     ];
-    const records = g.gateway.db.raw
-      .prepare("select record from audit_records where record like '%token%'")
-      .all() as { record: string }[];
+    const records = await storedRows<{ record: string }>(
+      g,
+      "select record from audit_records where record like '%token%'",
+    );
     const types = records.map((r) => (JSON.parse(r.record) as { type: string }).type);
     expect(types).toEqual(
       expect.arrayContaining(['token.created', 'token.rotated', 'token.revoked']),
@@ -421,7 +423,7 @@ describe('bearer tokens over HTTP', () => {
         expect(text).not.toContain(sha256(secret));
       }
     // Stored hashed: the tokens table holds each secret's SHA-256, never the secret.
-    const stored = g.gateway.db.raw.prepare('select hash from tokens').all() as { hash: string }[];
+    const stored = await storedRows<{ hash: string }>(g, 'select hash from tokens');
     expect(stored.map((r) => r.hash)).toContain(sha256(made.secret));
     expect(JSON.stringify(stored)).not.toContain(made.secret);
   });
@@ -456,36 +458,35 @@ describe('last use of a token', () => {
     const g = await startDemoGateway({ clock });
     try {
       const id = () => g.gateway.directory.authenticate(g.tokens.operator)!;
-      const row = () =>
+      const row = async () =>
         (
-          g.gateway.db.raw
-            .prepare(
-              "select t.last_used_at as at from tokens t join principals p on p.id = t.principal where p.name = 'demo-operator'",
-            )
-            .get() as { at: string | null }
-        ).at;
+          await storedRows<{ at: string | null }>(
+            g,
+            "select t.last_used_at as at from tokens t join principals p on p.id = t.principal where p.name = 'demo-operator'",
+          )
+        )[0]!.at;
       const settle = () => new Promise((r) => setTimeout(r, 50));
       const listed = async () =>
         (await g.inject<{ tokens: TokenInfo[] }>('GET', '/v1/tokens', { token: g.tokens.operator }))
           .body.tokens[0]!.lastUsedAt;
 
-      expect(row()).toBeNull();
+      expect(await row()).toBeNull();
       const t0 = new Date(clock.now()).toISOString();
       expect(await listed()).toBe(t0);
       await settle();
-      expect(row()).toBe(t0);
+      expect(await row()).toBe(t0);
 
       clock.advance(30_000);
       id();
       const t1 = new Date(clock.now()).toISOString();
       expect(await listed()).toBe(t1);
       await settle();
-      expect(row(), 'not written again within the minute').toBe(t0);
+      expect(await row(), 'not written again within the minute').toBe(t0);
 
       clock.advance(31_000);
       await listed();
       await settle();
-      expect(row()).toBe(new Date(clock.now()).toISOString());
+      expect(await row()).toBe(new Date(clock.now()).toISOString());
     } finally {
       await g.close();
     }

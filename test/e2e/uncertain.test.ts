@@ -5,7 +5,6 @@ import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet, ReceiptStatement } from '../../src/audit/index.js';
 import type { StoredEvent } from '../../src/core/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { SqliteOutboxFeed } from '../../src/storage/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 
@@ -34,7 +33,7 @@ function deployments(): { invocationId: string; version: string }[] {
 }
 
 async function outbox(): Promise<StoredEvent[]> {
-  return new SqliteOutboxFeed(g.gateway.db).after('acme', 0, 10_000);
+  return g.gateway.storage.outbox.after('acme', 0, 10_000);
 }
 
 function idOf(token: string): string {

@@ -11,6 +11,7 @@ import { skipWithout } from '../helpers/prerequisites.js';
 import {
   auditText,
   cgroupDirsNamed,
+  leaseRows,
   publishAgent,
   verifiedReceipt,
 } from '../helpers/sandbox-tools.js';
@@ -239,7 +240,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect(JSON.stringify(envelope)).not.toContain(PASSWORD);
     const payload = Buffer.from((envelope as { payload: string }).payload, 'base64').toString();
     expect(payload).not.toContain(PASSWORD);
-    expect(auditText(g)).not.toContain(PASSWORD);
+    expect(await auditText(g)).not.toContain(PASSWORD);
     for (const file of filesUnder(join(g.dataDir, 'artifacts')))
       expect(readFileSync(file).includes(PASSWORD), file).toBe(false);
     // A secret goes only into a password field, where every screenshot shows it masked.
@@ -323,15 +324,10 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     }
   }, 60_000);
 
-  it('leaves no Chromium process and no cgroup of its leases behind', () => {
+  it('leaves no Chromium process and no cgroup of its leases behind', async () => {
     expect(sandboxedChromium()).toEqual([]);
     // The browser calls' leases (the demo's MCP servers hold leases of their own while connected).
-    const leases = (
-      g.gateway.db.raw.prepare('SELECT id, holder FROM leases').all() as {
-        id: string;
-        holder: string;
-      }[]
-    ).filter((l) => l.holder.startsWith('invocation/'));
+    const leases = (await leaseRows(g)).filter((l) => l.holder.startsWith('invocation/'));
     expect(leases.length).toBeGreaterThanOrEqual(9);
     for (const { id, holder } of leases) expect(cgroupDirsNamed(id), holder).toEqual([]);
   });

@@ -7,8 +7,7 @@ import type { DemoTokens } from '../../src/app/index.js';
 import { api, useServers } from '../helpers/cli.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 import { alive, processTree } from '../helpers/processes.js';
-import { cgroupDirsNamed, leaseRows } from '../helpers/sandbox-tools.js';
-import Database from 'better-sqlite3';
+import { cgroupDirsNamed, invocationLeasesOf } from '../helpers/sandbox-tools.js';
 import { missingChromium, sandboxedChromium } from './browser-fixture.js';
 
 const unavailable = skipWithout('Chromium (Debian package chromium)', missingChromium());
@@ -39,7 +38,7 @@ describe.skipIf(unavailable)('a Gatehouse killed with SIGKILL while a browser ca
     const ours = () => sandboxedChromium().filter((p) => !before.has(p.pid));
     for (let i = 0; i < 3000 && ours().length === 0; i++) await sleep(20);
     expect(ours().length, 'Chromium started in the sandbox').toBeGreaterThan(0);
-    const leaseId = invocationLeases(dir)[0]!.id;
+    const leaseId = (await invocationLeasesOf(dir))[0]!.id;
     expect(cgroupDirsNamed(leaseId).length, 'the lease has its cgroups').toBeGreaterThan(0);
     const workspaces = workspaceDirs(dir, leaseId);
     expect(workspaces, 'the lease has its workspace').toHaveLength(1);
@@ -54,19 +53,11 @@ describe.skipIf(unavailable)('a Gatehouse killed with SIGKILL while a browser ca
     expect(cgroupDirsNamed(leaseId)).toEqual([]);
     expect(workspaces.filter((w) => existsSync(w))).toEqual([]);
     await second.kill('SIGTERM');
-    expect(invocationLeases(dir).map((l) => [l.id, l.status])).toEqual([[leaseId, 'reaped']]);
+    expect((await invocationLeasesOf(dir)).map((l) => [l.id, l.status])).toEqual([
+      [leaseId, 'reaped'],
+    ]);
   }, 180_000);
 });
-
-/** The leases of invocations in a gateway's database (read-only, beside a running gateway). */
-function invocationLeases(dir: string): { id: string; status: string }[] {
-  const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-  try {
-    return leaseRows(db).filter((l) => l.holder.startsWith('invocation/'));
-  } finally {
-    db.close();
-  }
-}
 
 /** The workspace directories of a lease, wherever this build keeps workspaces. */
 function workspaceDirs(dataDir: string, leaseId: string): string[] {

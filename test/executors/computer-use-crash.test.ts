@@ -7,8 +7,7 @@ import type { DemoTokens } from '../../src/app/index.js';
 import { api, useServers } from '../helpers/cli.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 import { alive, processTree } from '../helpers/processes.js';
-import { cgroupDirsStartingWith, leaseRows } from '../helpers/sandbox-tools.js';
-import Database from 'better-sqlite3';
+import { cgroupDirsStartingWith, invocationLeasesOf } from '../helpers/sandbox-tools.js';
 import { missingDesktop } from './computer-use-fixture.js';
 
 const unavailable = skipWithout('Xvfb, xdotool, ImageMagick and xterm', missingDesktop());
@@ -48,7 +47,7 @@ describe.skipIf(unavailable)(
       for (let i = 0; i < 3000 && desktop().length < 2; i++) await sleep(20);
       const running = desktop();
       expect(running.map((p) => cmdline(p.pid).split(' ')[0]).sort()).toEqual(['Xvfb', 'xterm']);
-      const leaseId = invocationLeases(dir)[0]!.id;
+      const leaseId = (await invocationLeasesOf(dir))[0]!.id;
       expect(
         cgroupDirsStartingWith(`${leaseId}.desktop-`).length,
         'the desktop has cgroups',
@@ -66,7 +65,9 @@ describe.skipIf(unavailable)(
       expect(cgroupDirsStartingWith(leaseId)).toEqual([]);
       expect(workspaces.filter((w) => existsSync(w))).toEqual([]);
       await second.kill('SIGTERM');
-      expect(invocationLeases(dir).map((l) => [l.id, l.status])).toEqual([[leaseId, 'reaped']]);
+      expect((await invocationLeasesOf(dir)).map((l) => [l.id, l.status])).toEqual([
+        [leaseId, 'reaped'],
+      ]);
     }, 180_000);
   },
 );
@@ -76,16 +77,6 @@ function cmdline(pid: number): string {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
   } catch {
     return '';
-  }
-}
-
-/** The leases of invocations in a gateway's database (read-only, beside a running gateway). */
-function invocationLeases(dir: string): { id: string; status: string }[] {
-  const db = new Database(join(dir, 'gatehouse.db'), { readonly: true });
-  try {
-    return leaseRows(db).filter((l) => l.holder.startsWith('invocation/'));
-  } finally {
-    db.close();
   }
 }
 

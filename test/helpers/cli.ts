@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll } from 'vitest';
 import { loadSandboxConfig } from '../../src/app/sandbox-config.js';
+import { databaseFor, existingDatabaseFor } from './test-backend.js';
 import { unmountUnder } from './tmpfs.js';
 
 /** The repository root. */
@@ -47,9 +48,19 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `node dist/cli/main.js ...args` to its end. */
+/**
+ * Runs `node dist/cli/main.js ...args` to its end. On a run switched to PostgreSQL
+ * (test/helpers/test-backend.ts), `--data DIR` without `--db` also points the command at the
+ * database a gateway of DIR used.
+ */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
-  return runNode(CLI, args, env);
+  const data = args.indexOf('--data');
+  const dir = data >= 0 ? args[data + 1] : undefined;
+  const db =
+    dir !== undefined && !args.includes('--db') && env.GATEHOUSE_DB === undefined
+      ? existingDatabaseFor(dir)
+      : undefined;
+  return runNode(CLI, args, db !== undefined ? { ...env, GATEHOUSE_DB: db } : env);
 }
 
 /**
@@ -89,17 +100,23 @@ export interface ServerProcess {
 
 /**
  * Starts `gatehouse serve --demo --data DIR --port 0` (with `env` beside the parent's environment
- * without its GATEHOUSE_* settings) and waits for its "listening on URL" line.
+ * without its GATEHOUSE_* settings) and waits for its "listening on URL" line. On a run switched
+ * to PostgreSQL, DIR's database is that run's (test/helpers/test-backend.ts) unless `env` names one.
  */
-export function spawnServer(
+export async function spawnServer(
   dataDir: string,
   timeoutMs = 20_000,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ServerProcess> {
+  const db = env.GATEHOUSE_DB === undefined ? await databaseFor(dataDir) : undefined;
   const child = spawn(
     process.execPath,
     [CLI, 'serve', '--demo', '--data', dataDir, '--port', '0'],
-    { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: ROOT,
+      env: { ...cleanEnv(), ...env, ...(db !== undefined ? { GATEHOUSE_DB: db } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   let out = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

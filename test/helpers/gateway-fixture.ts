@@ -14,6 +14,7 @@ import type { PoolConfig } from '../../src/capacity/index.js';
 import type { Clock } from '../../src/core/index.js';
 import type { NativeHandler } from '../../src/executors/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
+import { databaseFor } from './test-backend.js';
 import { unmountUnder } from './tmpfs.js';
 
 /** The native executor handed to `GatewayDeps.nativeHandlers`. */
@@ -92,6 +93,11 @@ export interface DemoGatewayOptions {
   sandbox?: Partial<Omit<SandboxConfig, 'pool'>> & { pool?: Partial<PoolConfig> };
   /** The gateway's log (default none: `logLevel` silent unless `config` names one). */
   logger?: GatewayDeps['logger'];
+  /**
+   * `sqlite` keeps this gateway on `DATA/gatehouse.db` even when the run is switched to PostgreSQL
+   * (test/helpers/test-backend.ts): for tests about the SQLite file itself.
+   */
+  backend?: 'sqlite';
 }
 
 /**
@@ -100,7 +106,11 @@ export interface DemoGatewayOptions {
  */
 export async function startDemoGateway(o: DemoGatewayOptions = {}): Promise<DemoGateway> {
   const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
-  const config = loadConfig({ dataDir, port: 0, demo: true, logLevel: 'silent', ...o.config }, {});
+  const db = o.backend === 'sqlite' ? undefined : await databaseFor(dataDir);
+  const config = loadConfig(
+    { dataDir, port: 0, demo: true, logLevel: 'silent', ...(db ? { db } : {}), ...o.config },
+    {},
+  );
   if (o.sandbox) {
     const { pool, ...rest } = o.sandbox;
     config.sandbox = { ...config.sandbox, ...rest, pool: { ...config.sandbox.pool, ...pool } };

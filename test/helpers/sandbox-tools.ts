@@ -5,6 +5,7 @@ import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet, ReceiptPredicate } from '../../src/audit/index.js';
 import { addAgent } from './agents.js';
 import type { DemoGateway } from './gateway-fixture.js';
+import { storedRows, storedRowsOf } from './stored-rows.js';
 
 /** A `shell` descriptor running `sh -c {/script}`, with `extra` laid over it. */
 export function shTool(
@@ -81,18 +82,22 @@ export interface AuditRow {
 }
 
 /** Every audit record of the tenant, in log order, read from the database. */
-export function auditRecords(g: DemoGateway, tenant = 'acme'): AuditRow[] {
-  const rows = g.gateway.db.raw
-    .prepare('SELECT idx, record FROM audit_records WHERE tenant = ? ORDER BY idx')
-    .all(tenant) as { idx: number; record: string }[];
+export async function auditRecords(g: DemoGateway, tenant = 'acme'): Promise<AuditRow[]> {
+  const rows = await storedRows<{ idx: number; record: string }>(
+    g,
+    'SELECT idx, record FROM audit_records WHERE tenant = ? ORDER BY idx',
+    tenant,
+  );
   return rows.map((r) => ({ idx: r.idx, ...(JSON.parse(r.record) as Omit<AuditRow, 'idx'>) }));
 }
 
 /** The raw text of every audit record of the tenant (to search for leaked values). */
-export function auditText(g: DemoGateway, tenant = 'acme'): string {
-  const rows = g.gateway.db.raw
-    .prepare('SELECT record FROM audit_records WHERE tenant = ?')
-    .all(tenant) as { record: string }[];
+export async function auditText(g: DemoGateway, tenant = 'acme'): Promise<string> {
+  const rows = await storedRows<{ record: string }>(
+    g,
+    'SELECT record FROM audit_records WHERE tenant = ?',
+    tenant,
+  );
   return rows.map((r) => r.record).join('\n');
 }
 
@@ -104,9 +109,21 @@ export interface LeaseRow {
   record: string;
 }
 
-/** The leases table's rows (all tenants). */
-export function leaseRows(db: { prepare(sql: string): { all(): unknown[] } }): LeaseRow[] {
-  return db.prepare('SELECT id, holder, status, record FROM leases').all() as LeaseRow[];
+const LEASES = 'SELECT id, holder, status, record FROM leases';
+
+/** The leases table's rows (all tenants) of an in-process gateway. */
+export function leaseRows(g: DemoGateway): Promise<LeaseRow[]> {
+  return storedRows<LeaseRow>(g, LEASES);
+}
+
+/** The leases table's rows (all tenants) of data directory `dataDir`'s database, from outside. */
+export function leaseRowsOf(dataDir: string): Promise<LeaseRow[]> {
+  return storedRowsOf<LeaseRow>(dataDir, LEASES);
+}
+
+/** The leases of invocations of data directory `dataDir`'s database, from outside. */
+export async function invocationLeasesOf(dataDir: string): Promise<LeaseRow[]> {
+  return (await leaseRowsOf(dataDir)).filter((l) => l.holder.startsWith('invocation/'));
 }
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
