@@ -25,6 +25,9 @@ const XVFB = `${DISPLAY.width}x${DISPLAY.height}x24`;
 /** A title no other xterm has, to find this file's by its command line. */
 const TITLE = `gh-desktop-${randomBytes(6).toString('hex')}`;
 const ATTEMPT_TTL_MS = 2_000;
+/** A real screen twice the display, and on it, away from the display's own corner, an xev window. */
+const SCREEN = { width: DISPLAY.width * 2, height: DISPLAY.height * 2 };
+const XEV = { x: 1300, y: 1000, width: 200, height: 150 };
 
 let g: DemoGateway;
 let agent: string;
@@ -82,6 +85,17 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
         },
         { sandbox: { memoryMb: 512, pids: 256, egress: [`127.0.0.1:${portOf(site)}`] } },
       ),
+      desktopTool('test/desktop-scaled', {
+        // xev notes each button press on its window, with where it was on the real screen.
+        application: [
+          '/bin/sh',
+          '-c',
+          `exec xev -event button -geometry ${XEV.width}x${XEV.height}+${XEV.x}+${XEV.y} >/workspace/events`,
+        ],
+        allowedActions: ['left_click', 'cursor_position'],
+        display: DISPLAY,
+        screen: SCREEN,
+      }),
     ]);
   }, 60_000);
 
@@ -322,5 +336,65 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     ]);
     // Nothing started: a denied call has no lease and no desktop.
     expect(ours().map((p) => p.pid)).toEqual(before);
+  });
+
+  it('scales a larger real screen to the declared display: the screenshot has the declared size, a click lands where the model saw it', async () => {
+    // The xev window spans x 1300–1499, y 1000–1149 of the screen: 650–749, 500–574 on the display.
+    const target: [number, number] = [700, 530];
+    n += 1;
+    const res = await g.invoke(agent, `desktop-${n}`, {
+      ...(call('test/desktop-scaled', {
+        actions: [{ action: 'left_click', coordinate: target }, { action: 'cursor_position' }],
+      }) as object),
+      runId: 'run-1',
+      attemptId: 'attempt-scaled',
+    });
+    const r = res.body;
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const o = r.output as DesktopOutput & { screen: unknown };
+    expect(o.display).toEqual(DISPLAY);
+    expect(o.screen).toEqual(SCREEN);
+    expect(o.actions[1]).toEqual({ action: 'cursor_position', coordinate: target });
+    expect(o.screenshot).toMatchObject({ mediaType: 'image/png', ...DISPLAY });
+    expect(pngSize(artifact(o.screenshot.artifact))).toEqual(DISPLAY);
+    // Unscaled, [700, 530] would be far above and left of the window: xev would see nothing.
+    const events = join(g.sandboxRoot, 'workspaces', String(r.lease?.id), 'events');
+    let seen = '';
+    for (let i = 0; i < 100 && !seen.includes('ButtonRelease'); i += 1) {
+      seen = existsSync(events) ? readFileSync(events, 'utf8') : '';
+      if (!seen.includes('ButtonRelease')) await sleep(20);
+    }
+    expect(seen).toMatch(/ButtonPress event.*\n.*root:\(1401,1061\).*\n.*button 1/);
+  }, 60_000);
+
+  it('refuses at publication a screen smaller than the display, or of another aspect ratio', async () => {
+    for (const [screen, problem] of [
+      [{ width: 400, height: 300 }, /execution.screen \(400×300\) is smaller than the display/],
+      [{ width: 1920, height: 1080 }, /execution.screen \(1920×1080\) has another aspect ratio/],
+    ] as const) {
+      const descriptor = desktopTool('test/desktop-bad-screen', {
+        application: ['xterm'],
+        allowedActions: ['screenshot'],
+        display: DISPLAY,
+        screen,
+      });
+      const res = await g.inject<{ error?: { message: string } }>('POST', '/v1/events', {
+        token: g.tokens.admin,
+        body: [
+          {
+            id: `bad-screen-${screen.width}`,
+            type: 'AssetReleasePublished',
+            data: {
+              assetId: descriptor.id,
+              version: '1.0.0',
+              descriptor,
+              inFlightPolicy: 'finish',
+            },
+          },
+        ],
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(JSON.stringify(res.body)).toMatch(problem);
+    }
   });
 });

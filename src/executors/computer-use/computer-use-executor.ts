@@ -13,6 +13,7 @@ import {
   computerUseExecution,
   computerUseExecutionProblem,
   displayOf,
+  screenOf,
 } from './computer-use-execution.js';
 import type { Desktop } from './desktop.js';
 import { Desktops } from './desktops.js';
@@ -79,6 +80,7 @@ export class ComputerUseExecutor implements Executor {
     const deadline = Date.now() + req.timeoutMs - CLOSE_MARGIN_MS;
     const left = (): number => Math.max(1, deadline - Date.now());
     const display = displayOf(d);
+    const screen = screenOf(d);
     let desktop: Desktop;
     let fresh: boolean;
     try {
@@ -91,7 +93,7 @@ export class ComputerUseExecutor implements Executor {
           workspace: lease.workspace,
           readOnlyMounts: lease.readOnlyMounts,
           limits: lease.limits,
-          display,
+          screen,
           application: computerUseExecution(d).application,
           egress: this.egress ?? null,
         },
@@ -108,6 +110,7 @@ export class ComputerUseExecutor implements Executor {
     const context: ActionContext = {
       desktop,
       display,
+      screen,
       timeoutMs: left,
       signal,
       ...(req.storeArtifact ? { storeArtifact: req.storeArtifact } : {}),
@@ -130,7 +133,7 @@ export class ComputerUseExecutor implements Executor {
       }
       return {
         status: 'observed',
-        output: { actions: results, screenshot: shot, ...state(desktop, display, fresh) },
+        output: { actions: results, screenshot: shot, ...state(desktop, context, fresh) },
       };
     } finally {
       desktop.useEgress(null);
@@ -139,14 +142,15 @@ export class ComputerUseExecutor implements Executor {
   }
 }
 
-/** What the output says of the desktop: its size, whether this call started it, its application. */
-function state(
-  desktop: Desktop,
-  display: { width: number; height: number },
-  fresh: boolean,
-): Record<string, unknown> {
+/**
+ * What the output says of the desktop: its size (and the real screen's, when screenshots are scaled
+ * down from it), whether this call started it, its application.
+ */
+function state(desktop: Desktop, c: ActionContext, fresh: boolean): Record<string, unknown> {
+  const scaled = c.screen.width !== c.display.width || c.screen.height !== c.display.height;
   return {
-    display,
+    display: c.display,
+    ...(scaled ? { screen: c.screen } : {}),
     desktop: fresh ? 'started' : 'kept',
     ...(desktop.applicationRunning ? {} : { application: 'exited' }),
   };

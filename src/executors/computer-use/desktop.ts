@@ -18,7 +18,8 @@ export interface DesktopSpec {
   workspace: string;
   readOnlyMounts: { host: string; sandbox: string }[];
   limits: { memoryBytes: number; cpus: number; pids: number; timeoutMs: number };
-  display: { width: number; height: number };
+  /** The real screen's size (Xvfb's). */
+  screen: { width: number; height: number };
   application: readonly string[];
   /**
    * Where the desktop's egress relay socket goes (a directory of the gateway's the sandbox user can
@@ -71,7 +72,7 @@ export class Desktop {
     try {
       command = await sandbox.confinedCommand({
         id: spec.id,
-        argv: desktopArgv(spec.display, spec.application),
+        argv: desktopArgv(spec.screen, spec.application),
         env: { HOME: '/tmp', LANG: 'C.UTF-8', SHELL: '/bin/sh', TERM: 'xterm' },
         workspace: spec.workspace,
         readOnlyMounts: spec.readOnlyMounts,
