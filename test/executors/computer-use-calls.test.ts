@@ -185,6 +185,35 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     expect(existsSync(workspace)).toBe(false);
   }, 60_000);
 
+  it('scales a larger real screen to the declared display: the screenshot has the declared size, a click lands where the model saw it', async () => {
+    // The xev window spans x 1300–1499, y 1000–1149 of the screen: 650–749, 500–574 on the display.
+    const target: [number, number] = [700, 530];
+    n += 1;
+    const res = await g.invoke(agent, `desktop-${n}`, {
+      ...(call('test/desktop-scaled', {
+        actions: [{ action: 'left_click', coordinate: target }, { action: 'cursor_position' }],
+      }) as object),
+      runId: 'run-1',
+      attemptId: 'attempt-scaled',
+    });
+    const r = res.body;
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const o = r.output as DesktopOutput & { screen: unknown };
+    expect(o.display).toEqual(DISPLAY);
+    expect(o.screen).toEqual(SCREEN);
+    expect(o.actions[1]).toEqual({ action: 'cursor_position', coordinate: target });
+    expect(o.screenshot).toMatchObject({ mediaType: 'image/png', ...DISPLAY });
+    expect(pngSize(artifact(o.screenshot.artifact))).toEqual(DISPLAY);
+    // Unscaled, [700, 530] would be far above and left of the window: xev would see nothing.
+    const events = join(g.sandboxRoot, 'workspaces', String(r.lease?.id), 'events');
+    let seen = '';
+    for (let i = 0; i < 100 && !seen.includes('ButtonRelease'); i += 1) {
+      seen = existsSync(events) ? readFileSync(events, 'utf8') : '';
+      if (!seen.includes('ButtonRelease')) await sleep(20);
+    }
+    expect(seen).toMatch(/ButtonPress event.*\n.*root:\(1401,1061\).*\n.*button 1/);
+  }, 60_000);
+
   it('a call outside an attempt has a desktop for that call only', async () => {
     await sleep(ATTEMPT_TTL_MS);
     await g.gateway.execution.reaper!.runOnce();
@@ -337,35 +366,6 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     // Nothing started: a denied call has no lease and no desktop.
     expect(ours().map((p) => p.pid)).toEqual(before);
   });
-
-  it('scales a larger real screen to the declared display: the screenshot has the declared size, a click lands where the model saw it', async () => {
-    // The xev window spans x 1300–1499, y 1000–1149 of the screen: 650–749, 500–574 on the display.
-    const target: [number, number] = [700, 530];
-    n += 1;
-    const res = await g.invoke(agent, `desktop-${n}`, {
-      ...(call('test/desktop-scaled', {
-        actions: [{ action: 'left_click', coordinate: target }, { action: 'cursor_position' }],
-      }) as object),
-      runId: 'run-1',
-      attemptId: 'attempt-scaled',
-    });
-    const r = res.body;
-    expect(r.status, JSON.stringify(r.error)).toBe('observed');
-    const o = r.output as DesktopOutput & { screen: unknown };
-    expect(o.display).toEqual(DISPLAY);
-    expect(o.screen).toEqual(SCREEN);
-    expect(o.actions[1]).toEqual({ action: 'cursor_position', coordinate: target });
-    expect(o.screenshot).toMatchObject({ mediaType: 'image/png', ...DISPLAY });
-    expect(pngSize(artifact(o.screenshot.artifact))).toEqual(DISPLAY);
-    // Unscaled, [700, 530] would be far above and left of the window: xev would see nothing.
-    const events = join(g.sandboxRoot, 'workspaces', String(r.lease?.id), 'events');
-    let seen = '';
-    for (let i = 0; i < 100 && !seen.includes('ButtonRelease'); i += 1) {
-      seen = existsSync(events) ? readFileSync(events, 'utf8') : '';
-      if (!seen.includes('ButtonRelease')) await sleep(20);
-    }
-    expect(seen).toMatch(/ButtonPress event.*\n.*root:\(1401,1061\).*\n.*button 1/);
-  }, 60_000);
 
   it('refuses at publication a screen smaller than the display, or of another aspect ratio', async () => {
     for (const [screen, problem] of [
