@@ -16,6 +16,7 @@ import {
   cgroupDirsStartingWith,
   processesMatching,
   publishAgent,
+  verifiedReceipt,
 } from '../helpers/sandbox-tools.js';
 import { desktopTool, missingDesktop } from './computer-use-fixture.js';
 
@@ -34,6 +35,8 @@ let agent: string;
 /** A loopback page the net tool's egress lists, and a port it does not. */
 let site: Server;
 let other: Server;
+/** The paths the listed site was asked for. */
+const siteRequests: string[] = [];
 const portOf = (s: Server) => (s.address() as AddressInfo).port;
 
 interface Shot {
@@ -53,7 +56,10 @@ const unavailable = skipWithout('Xvfb, xdotool, ImageMagick and xterm', missingD
 
 describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
   beforeAll(async () => {
-    site = createServer((_req, res) => res.end('from-the-listed-site'));
+    site = createServer((req, res) => {
+      siteRequests.push(req.url ?? '');
+      res.end('from-the-listed-site');
+    });
     other = createServer((_req, res) => res.end('the-unlisted-secret'));
     for (const s of [site, other]) await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
     // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
@@ -283,6 +289,52 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     for (const hidden of [g.sandboxRoot, g.dataDir, process.cwd(), String(r.lease?.id)]) {
       expect(mounts).not.toContain(hidden);
     }
+  }, 60_000);
+
+  it("records what a kept desktop tried between its attempt's calls on the next call's record and receipt, refused", async () => {
+    // A background job of the xterm's shell fetches a listed page after the call has ended (the
+    // attempt of the test before, whose desktop is kept).
+    const between = `http://127.0.0.1:${portOf(site)}/between-calls`;
+    const net = async (actions: unknown[]) => {
+      n += 1;
+      const res = await g.invoke(agent, `desktop-${n}`, {
+        ...(call('test/desktop-net', { actions }) as object),
+        runId: 'run-1',
+        attemptId: 'attempt-net',
+      });
+      const r = res.body;
+      expect(r.status, JSON.stringify(r.error)).toBe('observed');
+      return r;
+    };
+    const first = await net([
+      { action: 'type', text: `(sleep 1; curl -s -o late ${between}) &` },
+      { action: 'key', text: 'Return' },
+    ]);
+    expect(first.egress).toEqual([]);
+    const late = join(g.sandboxRoot, 'workspaces', String(first.lease?.id), 'late');
+    for (let i = 0; i < 150 && !existsSync(late); i += 1) await sleep(50);
+    expect(readFileSync(late, 'utf8')).toMatch(/no call of this attempt is running/);
+    expect(siteRequests).not.toContain('/between-calls');
+
+    const second = await net([{ action: 'wait', duration: 0 }]);
+    expect(second.egress).toEqual([
+      {
+        at: expect.any(String) as unknown,
+        method: 'GET',
+        host: '127.0.0.1',
+        port: portOf(site),
+        allowed: false,
+        betweenCalls: true,
+        reason: expect.stringMatching(
+          /^between calls: no call of the attempt was running/,
+        ) as unknown,
+      },
+    ]);
+    expect(Date.parse(second.egress[0]!.at)).toBeLessThan(Date.parse(second.createdAt));
+    const { predicate } = await verifiedReceipt(g, second.id);
+    expect(predicate.egress).toEqual(second.egress);
+    // Taken once: the call after has none.
+    expect((await net([{ action: 'wait', duration: 0 }])).egress).toEqual([]);
   }, 60_000);
 
   it('answers an MCP client with the closing screenshot as an image content block', async () => {

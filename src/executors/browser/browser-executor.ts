@@ -111,6 +111,8 @@ export class BrowserExecutor implements Executor {
     signal.addEventListener('abort', kill, { once: true });
     // A warm browser's network is this call's egress endpoint while the call runs, and none after.
     warm?.useEgress(lease.egressSocket);
+    // What it tried while no call ran goes on this call's record, before this call's own.
+    for (const refused of warm?.takeRefused() ?? []) req.onEgress?.(refused);
     const kept = warm === null ? {} : { browser: fresh ? 'started' : 'kept' };
     const results: StepResult[] = [];
     let keep = warm !== null;

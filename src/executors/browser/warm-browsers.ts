@@ -1,5 +1,6 @@
 import type { ExecutionLease } from '../../invocation/index.js';
 import { EgressRelay } from '../../sandbox/index.js';
+import type { RefusedBetweenCalls } from '../../sandbox/index.js';
 import { openBrowserSession } from './browser-session.js';
 import type { BrowserSession, ConfiningSandbox } from './browser-session.js';
 import { PROFILE_INSIDE } from './chromium-launcher.js';
@@ -9,6 +10,8 @@ export interface WarmBrowser {
   session: BrowserSession;
   /** Points the browser's network at a call's egress endpoint, or nowhere (null) between calls. */
   useEgress(socketPath: string | null): void;
+  /** The connections the browser tried while no call ran, since the last take. */
+  takeRefused(): RefusedBetweenCalls[];
 }
 
 /** Where a warm browser's launcher, policy and relay socket go, and who may reach the relay. */
@@ -111,7 +114,11 @@ export class WarmBrowsers {
 }
 
 function asWarm(w: { session: BrowserSession; relay: EgressRelay | null }): WarmBrowser {
-  return { session: w.session, useEgress: (path) => w.relay?.use(path) };
+  return {
+    session: w.session,
+    useEgress: (path) => w.relay?.use(path),
+    takeRefused: () => w.relay?.takeRefused() ?? [],
+  };
 }
 
 async function closeWarm(

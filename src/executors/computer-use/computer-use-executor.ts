@@ -107,6 +107,8 @@ export class ComputerUseExecutor implements Executor {
     signal.addEventListener('abort', kill, { once: true });
     // The desktop's network is this call's egress endpoint while the call runs, and none after.
     desktop.useEgress(lease.egressSocket);
+    // What it tried while no call ran goes on this call's record, before this call's own.
+    for (const refused of desktop.takeRefused()) req.onEgress?.(refused);
     const context: ActionContext = {
       desktop,
       display,

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { EgressRelay } from '../../sandbox/index.js';
-import type { ConfinedCommand } from '../../sandbox/index.js';
+import type { ConfinedCommand, RefusedBetweenCalls } from '../../sandbox/index.js';
 import type { ConfiningSandbox } from '../browser/index.js';
 import { desktopArgv, frameCommand, parseAnswer } from './desktop-driver.js';
 import type { DriverAnswer } from './desktop-driver.js';
@@ -127,6 +127,11 @@ export class Desktop {
    */
   useEgress(socketPath: string | null): void {
     this.relay?.use(socketPath);
+  }
+
+  /** The connections the desktop tried while no call ran, since the last take (see {@link EgressRelay}). */
+  takeRefused(): RefusedBetweenCalls[] {
+    return this.relay?.takeRefused() ?? [];
   }
 
   /** Whether the application still ran at the last command (it may exit, say an xterm's `exit`). */
