@@ -17,3 +17,4 @@ export type { Workspace } from './workspaces.js';
 export { mountTmpfs, openScratch, unmountAll } from './host-tmpfs.js';
 export type { ScratchDir } from './host-tmpfs.js';
 export { EgressRelay, type RefusedBetweenCalls } from './egress-relay.js';
+export { LeaseKeeper, type KeeperOps } from './lease-keeper.js';

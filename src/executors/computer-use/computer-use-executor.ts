@@ -6,6 +6,7 @@ import type {
 } from '../../invocation/index.js';
 import { abortCode } from '../../invocation/index.js';
 import type { SchemaViolation, ToolDescriptor } from '../../tools/index.js';
+import { LeaseKeeper } from '../../sandbox/index.js';
 import type { ConfiningSandbox } from '../browser/index.js';
 import { computerInputProblems } from './computer-actions.js';
 import type { ComputerStep } from './computer-actions.js';
@@ -15,8 +16,7 @@ import {
   displayOf,
   screenOf,
 } from './computer-use-execution.js';
-import type { Desktop } from './desktop.js';
-import { Desktops } from './desktops.js';
+import { Desktop } from './desktop.js';
 import { ActionFailed, runAction, screenshot, sendsInput } from './run-action.js';
 import type { ActionContext, ActionResult } from './run-action.js';
 
@@ -34,7 +34,8 @@ const CLOSE_MARGIN_MS = 1000;
  */
 export class ComputerUseExecutor implements Executor {
   readonly lease: LeaseNeed = { kind: 'sandbox' };
-  private readonly desktops: Desktops | null;
+  /** The desktops of live leases, one per lease and tool, kept between the lease's calls. */
+  private readonly desktops: LeaseKeeper<Desktop> | null;
 
   /**
    * Without a sandbox (this machine cannot run one) descriptors validate but calls fail before
@@ -46,7 +47,13 @@ export class ComputerUseExecutor implements Executor {
     private readonly sandbox?: ConfiningSandbox,
     private readonly egress?: { scratch: string; owner: { uid: number; gid: number } | null },
   ) {
-    this.desktops = sandbox ? new Desktops(sandbox) : null;
+    this.desktops = sandbox
+      ? new LeaseKeeper<Desktop>({
+          what: 'desktop',
+          running: (d) => d.running,
+          close: (d) => d.close(),
+        })
+      : null;
   }
 
   check(d: ToolDescriptor): string | null {
@@ -86,18 +93,18 @@ export class ComputerUseExecutor implements Executor {
     try {
       if (signal.aborted)
         return notRun(abortCode(signal), 'the call was aborted before the desktop started');
-      ({ desktop, fresh } = await this.desktops.get(
-        lease.id,
-        `${d.id}@${d.version}`,
-        {
-          workspace: lease.workspace,
-          readOnlyMounts: lease.readOnlyMounts,
-          limits: lease.limits,
-          screen,
-          application: computerUseExecution(d).application,
-          egress: this.egress ?? null,
-        },
-        left(),
+      const sandbox = this.sandbox;
+      const spec = {
+        workspace: lease.workspace,
+        readOnlyMounts: lease.readOnlyMounts,
+        limits: lease.limits,
+        screen,
+        application: computerUseExecution(d).application,
+        egress: this.egress ?? null,
+      };
+      const timeoutMs = left();
+      ({ value: desktop, fresh } = await this.desktops.get(lease.id, `${d.id}@${d.version}`, (n) =>
+        Desktop.start(sandbox, { ...spec, id: `${lease.id}.desktop-${n}` }, timeoutMs),
       ));
     } catch (err) {
       return notRun('DESKTOP_START', `the desktop did not start: ${gist(err)}`);
