@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -292,8 +292,8 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
   }, 60_000);
 
   it("records what a kept desktop tried between its attempt's calls on the next call's record and receipt, refused", async () => {
-    // A background job of the xterm's shell fetches a listed page after the call has ended (the
-    // attempt of the test before, whose desktop is kept).
+    // A background job of the xterm's shell (in the attempt of the test before, whose desktop is
+    // kept) fetches a listed page.
     const between = `http://127.0.0.1:${portOf(site)}/between-calls`;
     const net = async (actions: unknown[]) => {
       n += 1;
@@ -307,11 +307,17 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
       return r;
     };
     const first = await net([
-      { action: 'type', text: `(sleep 1; curl -s -o late ${between}) &` },
+      {
+        action: 'type',
+        text: `(until [ -e go ]; do sleep 0.05; done; curl -s -o late ${between}) &`,
+      },
       { action: 'key', text: 'Return' },
     ]);
     expect(first.egress).toEqual([]);
-    const late = join(g.sandboxRoot, 'workspaces', String(first.lease?.id), 'late');
+    // The job fetches once the test says so, after the call has ended.
+    const workspace = join(g.sandboxRoot, 'workspaces', String(first.lease?.id));
+    writeFileSync(join(workspace, 'go'), '');
+    const late = join(workspace, 'late');
     for (let i = 0; i < 150 && !existsSync(late); i += 1) await sleep(50);
     expect(readFileSync(late, 'utf8')).toMatch(/no call of this attempt is running/);
     expect(siteRequests).not.toContain('/between-calls');
