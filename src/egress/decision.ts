@@ -13,4 +13,9 @@ export interface EgressDecision {
   reason: string;
   /** The IP address actually connected to, when a connection was made. */
   address?: string;
+  /**
+   * True for a connection a browser or desktop kept between an attempt's calls tried while no
+   * call ran (refused; on the record of the attempt's next call of that tool).
+   */
+  betweenCalls?: boolean;
 }

@@ -16,4 +16,5 @@ export { SANDBOX_UID, Workspaces } from './workspaces.js';
 export type { Workspace } from './workspaces.js';
 export { mountTmpfs, openScratch, unmountAll } from './host-tmpfs.js';
 export type { ScratchDir } from './host-tmpfs.js';
-export { EgressRelay } from './egress-relay.js';
+export { EgressRelay, type RefusedBetweenCalls } from './egress-relay.js';
+export { LeaseKeeper, type KeeperOps } from './lease-keeper.js';

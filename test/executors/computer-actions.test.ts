@@ -3,6 +3,7 @@ import {
   computerInputProblems,
   computerUseExecutionProblem,
 } from '../../src/executors/computer-use/index.js';
+import { toDisplay, toScreen } from '../../src/executors/computer-use/screen-scale.js';
 import type { ToolDescriptor } from '../../src/tools/index.js';
 
 function tool(execution: Record<string, unknown>): ToolDescriptor {
@@ -47,6 +48,46 @@ describe('computer-use descriptors', () => {
         tool({ application: ['xterm'], allowedActions: ['wait'], url: 'x' }),
       ),
     ).toMatch(/execution.url is not a computer-use setting/);
+  });
+});
+
+describe('a real screen larger than the declared display', () => {
+  const scaled = (display: unknown, screen: unknown) =>
+    computerUseExecutionProblem(
+      tool({ application: ['xterm'], allowedActions: ['wait'], display, screen }),
+    );
+
+  it('is accepted at least the display, with its aspect ratio; otherwise the problem is named', () => {
+    expect(scaled({ width: 1024, height: 768 }, { width: 2048, height: 1536 })).toBeNull();
+    expect(scaled({ width: 1024, height: 576 }, { width: 1366, height: 768 })).toBeNull();
+    expect(scaled(undefined, { width: 1280, height: 960 })).toBeNull();
+    expect(scaled({ width: 1024, height: 768 }, { width: 800, height: 600 })).toMatch(
+      /execution.screen \(800×600\) is smaller than the display the model sees \(1024×768\)/,
+    );
+    expect(scaled({ width: 1024, height: 768 }, { width: 1920, height: 1080 })).toMatch(
+      /execution.screen \(1920×1080\) has another aspect ratio than the display \(1024×768\).*e.g. 1920×1440/,
+    );
+    expect(scaled({ width: 1024, height: 768 }, { width: 8000, height: 6000 })).toMatch(
+      /execution.screen must be \{width, height\} in whole pixels, width 100–3840/,
+    );
+    expect(scaled(undefined, { width: 2048, height: 1536, depth: 24 })).toMatch(
+      /execution.screen must be/,
+    );
+  });
+
+  it('maps a display point to the centre of the screen pixels it stands for, and back', () => {
+    const display = { width: 100, height: 50 };
+    const screen = { width: 300, height: 150 };
+    expect(toScreen([0, 0], display, screen)).toEqual([1, 1]);
+    expect(toScreen([99, 49], display, screen)).toEqual([298, 148]);
+    expect(toScreen([10, 20], display, display)).toEqual([10, 20]);
+    for (const p of [
+      [0, 0],
+      [37, 11],
+      [99, 49],
+    ] as [number, number][])
+      expect(toDisplay(toScreen(p, display, screen), display, screen)).toEqual(p);
+    expect(toDisplay([299, 149], display, screen)).toEqual([99, 49]);
   });
 });
 

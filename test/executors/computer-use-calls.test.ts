@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import {
   cgroupDirsStartingWith,
   processesMatching,
   publishAgent,
+  verifiedReceipt,
 } from '../helpers/sandbox-tools.js';
 import { desktopTool, missingDesktop } from './computer-use-fixture.js';
 
@@ -25,12 +26,17 @@ const XVFB = `${DISPLAY.width}x${DISPLAY.height}x24`;
 /** A title no other xterm has, to find this file's by its command line. */
 const TITLE = `gh-desktop-${randomBytes(6).toString('hex')}`;
 const ATTEMPT_TTL_MS = 2_000;
+/** A real screen twice the display, and on it, away from the display's own corner, an xev window. */
+const SCREEN = { width: DISPLAY.width * 2, height: DISPLAY.height * 2 };
+const XEV = { x: 1300, y: 1000, width: 200, height: 150 };
 
 let g: DemoGateway;
 let agent: string;
 /** A loopback page the net tool's egress lists, and a port it does not. */
 let site: Server;
 let other: Server;
+/** The paths the listed site was asked for. */
+const siteRequests: string[] = [];
 const portOf = (s: Server) => (s.address() as AddressInfo).port;
 
 interface Shot {
@@ -50,7 +56,10 @@ const unavailable = skipWithout('Xvfb, xdotool, ImageMagick and xterm', missingD
 
 describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
   beforeAll(async () => {
-    site = createServer((_req, res) => res.end('from-the-listed-site'));
+    site = createServer((req, res) => {
+      siteRequests.push(req.url ?? '');
+      res.end('from-the-listed-site');
+    });
     other = createServer((_req, res) => res.end('the-unlisted-secret'));
     for (const s of [site, other]) await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
     // A short attempt lease, and no periodic reaper pass during the test: the test runs it.
@@ -82,6 +91,17 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
         },
         { sandbox: { memoryMb: 512, pids: 256, egress: [`127.0.0.1:${portOf(site)}`] } },
       ),
+      desktopTool('test/desktop-scaled', {
+        // xev notes each button press on its window, with where it was on the real screen.
+        application: [
+          '/bin/sh',
+          '-c',
+          `exec xev -event button -geometry ${XEV.width}x${XEV.height}+${XEV.x}+${XEV.y} >/workspace/events`,
+        ],
+        allowedActions: ['left_click', 'cursor_position'],
+        display: DISPLAY,
+        screen: SCREEN,
+      }),
     ]);
   }, 60_000);
 
@@ -171,6 +191,35 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     expect(existsSync(workspace)).toBe(false);
   }, 60_000);
 
+  it('scales a larger real screen to the declared display: the screenshot has the declared size, a click lands where the model saw it', async () => {
+    // The xev window spans x 1300–1499, y 1000–1149 of the screen: 650–749, 500–574 on the display.
+    const target: [number, number] = [700, 530];
+    n += 1;
+    const res = await g.invoke(agent, `desktop-${n}`, {
+      ...(call('test/desktop-scaled', {
+        actions: [{ action: 'left_click', coordinate: target }, { action: 'cursor_position' }],
+      }) as object),
+      runId: 'run-1',
+      attemptId: 'attempt-scaled',
+    });
+    const r = res.body;
+    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const o = r.output as DesktopOutput & { screen: unknown };
+    expect(o.display).toEqual(DISPLAY);
+    expect(o.screen).toEqual(SCREEN);
+    expect(o.actions[1]).toEqual({ action: 'cursor_position', coordinate: target });
+    expect(o.screenshot).toMatchObject({ mediaType: 'image/png', ...DISPLAY });
+    expect(pngSize(artifact(o.screenshot.artifact))).toEqual(DISPLAY);
+    // Unscaled, [700, 530] would be far above and left of the window: xev would see nothing.
+    const events = join(g.sandboxRoot, 'workspaces', String(r.lease?.id), 'events');
+    let seen = '';
+    for (let i = 0; i < 100 && !seen.includes('ButtonRelease'); i += 1) {
+      seen = existsSync(events) ? readFileSync(events, 'utf8') : '';
+      if (!seen.includes('ButtonRelease')) await sleep(20);
+    }
+    expect(seen).toMatch(/ButtonPress event.*\n.*root:\(1401,1061\).*\n.*button 1/);
+  }, 60_000);
+
   it('a call outside an attempt has a desktop for that call only', async () => {
     await sleep(ATTEMPT_TTL_MS);
     await g.gateway.execution.reaper!.runOnce();
@@ -240,6 +289,58 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     for (const hidden of [g.sandboxRoot, g.dataDir, process.cwd(), String(r.lease?.id)]) {
       expect(mounts).not.toContain(hidden);
     }
+  }, 60_000);
+
+  it("records what a kept desktop tried between its attempt's calls on the next call's record and receipt, refused", async () => {
+    // A background job of the xterm's shell (in the attempt of the test before, whose desktop is
+    // kept) fetches a listed page.
+    const between = `http://127.0.0.1:${portOf(site)}/between-calls`;
+    const net = async (actions: unknown[]) => {
+      n += 1;
+      const res = await g.invoke(agent, `desktop-${n}`, {
+        ...(call('test/desktop-net', { actions }) as object),
+        runId: 'run-1',
+        attemptId: 'attempt-net',
+      });
+      const r = res.body;
+      expect(r.status, JSON.stringify(r.error)).toBe('observed');
+      return r;
+    };
+    const first = await net([
+      {
+        action: 'type',
+        text: `(until [ -e go ]; do sleep 0.05; done; curl -s -o late ${between}) &`,
+      },
+      { action: 'key', text: 'Return' },
+    ]);
+    expect(first.egress).toEqual([]);
+    // The job fetches once the test says so, after the call has ended.
+    const workspace = join(g.sandboxRoot, 'workspaces', String(first.lease?.id));
+    writeFileSync(join(workspace, 'go'), '');
+    const late = join(workspace, 'late');
+    for (let i = 0; i < 150 && !existsSync(late); i += 1) await sleep(50);
+    expect(readFileSync(late, 'utf8')).toMatch(/no call of this attempt is running/);
+    expect(siteRequests).not.toContain('/between-calls');
+
+    const second = await net([{ action: 'wait', duration: 0 }]);
+    expect(second.egress).toEqual([
+      {
+        at: expect.any(String) as unknown,
+        method: 'GET',
+        host: '127.0.0.1',
+        port: portOf(site),
+        allowed: false,
+        betweenCalls: true,
+        reason: expect.stringMatching(
+          /^between calls: no call of the attempt was running/,
+        ) as unknown,
+      },
+    ]);
+    expect(Date.parse(second.egress[0]!.at)).toBeLessThan(Date.parse(second.createdAt));
+    const { predicate } = await verifiedReceipt(g, second.id);
+    expect(predicate.egress).toEqual(second.egress);
+    // Taken once: the call after has none.
+    expect((await net([{ action: 'wait', duration: 0 }])).egress).toEqual([]);
   }, 60_000);
 
   it('answers an MCP client with the closing screenshot as an image content block', async () => {
@@ -322,5 +423,36 @@ describe.skipIf(unavailable)('computer-use tools through the gateway', () => {
     ]);
     // Nothing started: a denied call has no lease and no desktop.
     expect(ours().map((p) => p.pid)).toEqual(before);
+  });
+
+  it('refuses at publication a screen smaller than the display, or of another aspect ratio', async () => {
+    for (const [screen, problem] of [
+      [{ width: 400, height: 300 }, /execution.screen \(400×300\) is smaller than the display/],
+      [{ width: 1920, height: 1080 }, /execution.screen \(1920×1080\) has another aspect ratio/],
+    ] as const) {
+      const descriptor = desktopTool('test/desktop-bad-screen', {
+        application: ['xterm'],
+        allowedActions: ['screenshot'],
+        display: DISPLAY,
+        screen,
+      });
+      const res = await g.inject<{ error?: { message: string } }>('POST', '/v1/events', {
+        token: g.tokens.admin,
+        body: [
+          {
+            id: `bad-screen-${screen.width}`,
+            type: 'AssetReleasePublished',
+            data: {
+              assetId: descriptor.id,
+              version: '1.0.0',
+              descriptor,
+              inFlightPolicy: 'finish',
+            },
+          },
+        ],
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(JSON.stringify(res.body)).toMatch(problem);
+    }
   });
 });

@@ -12,8 +12,9 @@ import type { BrowserSession, ConfiningSandbox } from './browser-session.js';
 import { browserInputProblems, fillableSecrets } from './browser-steps.js';
 import type { BrowserStep } from './browser-steps.js';
 import { StepRefused, runStep } from './run-step.js';
-import { WarmBrowsers } from './warm-browsers.js';
-import type { WarmBrowser } from './warm-browsers.js';
+import type { LeaseKeeper } from '../../sandbox/index.js';
+import { startWarmBrowser, warmBrowsers } from './warm-browsers.js';
+import type { WarmBrowser, WarmScratch } from './warm-browsers.js';
 import type { StepResult } from './run-step.js';
 
 /** Time kept back from the call's timeout for closing the browser and reporting. */
@@ -29,7 +30,8 @@ const CLOSE_MARGIN_MS = 1000;
  */
 export class BrowserExecutor implements Executor {
   readonly lease: LeaseNeed = { kind: 'sandbox' };
-  private readonly warm: WarmBrowsers | null;
+  private readonly warm: LeaseKeeper<WarmBrowser> | null;
+  private readonly where: WarmScratch;
 
   /**
    * Without a sandbox (this machine cannot run one) descriptors validate but calls fail before
@@ -42,9 +44,8 @@ export class BrowserExecutor implements Executor {
     private readonly scratch?: string,
     owner: { uid: number; gid: number } | null = null,
   ) {
-    this.warm = sandbox
-      ? new WarmBrowsers(sandbox, { owner, ...(scratch === undefined ? {} : { scratch }) })
-      : null;
+    this.warm = sandbox ? warmBrowsers() : null;
+    this.where = { owner, ...(scratch === undefined ? {} : { scratch }) };
   }
 
   /** Kills the warm browsers of a lease that ended (released or reaped). */
@@ -91,7 +92,10 @@ export class BrowserExecutor implements Executor {
       const viewport = viewportOf(req.descriptor);
       if (lease.attempt && this.warm) {
         const tool = `${req.descriptor.id}@${req.descriptor.version}`;
-        ({ warm, fresh } = await this.warm.get(lease, tool, viewport, left()));
+        const [sandbox, timeoutMs] = [this.sandbox, left()];
+        ({ value: warm, fresh } = await this.warm.get(lease.id, tool, (n) =>
+          startWarmBrowser(sandbox, this.where, lease, viewport, timeoutMs, n),
+        ));
         session = warm.session;
         session.takeEvents(); // what pages did between calls is no call's
       } else {
@@ -111,6 +115,8 @@ export class BrowserExecutor implements Executor {
     signal.addEventListener('abort', kill, { once: true });
     // A warm browser's network is this call's egress endpoint while the call runs, and none after.
     warm?.useEgress(lease.egressSocket);
+    // What it tried while no call ran goes on this call's record, before this call's own.
+    for (const refused of warm?.takeRefused() ?? []) req.onEgress?.(refused);
     const kept = warm === null ? {} : { browser: fresh ? 'started' : 'kept' };
     const results: StepResult[] = [];
     let keep = warm !== null;

@@ -6,6 +6,7 @@ import type {
 } from '../../invocation/index.js';
 import { abortCode } from '../../invocation/index.js';
 import type { SchemaViolation, ToolDescriptor } from '../../tools/index.js';
+import { LeaseKeeper } from '../../sandbox/index.js';
 import type { ConfiningSandbox } from '../browser/index.js';
 import { computerInputProblems } from './computer-actions.js';
 import type { ComputerStep } from './computer-actions.js';
@@ -13,9 +14,9 @@ import {
   computerUseExecution,
   computerUseExecutionProblem,
   displayOf,
+  screenOf,
 } from './computer-use-execution.js';
-import type { Desktop } from './desktop.js';
-import { Desktops } from './desktops.js';
+import { Desktop } from './desktop.js';
 import { ActionFailed, runAction, screenshot, sendsInput } from './run-action.js';
 import type { ActionContext, ActionResult } from './run-action.js';
 
@@ -33,7 +34,8 @@ const CLOSE_MARGIN_MS = 1000;
  */
 export class ComputerUseExecutor implements Executor {
   readonly lease: LeaseNeed = { kind: 'sandbox' };
-  private readonly desktops: Desktops | null;
+  /** The desktops of live leases, one per lease and tool, kept between the lease's calls. */
+  private readonly desktops: LeaseKeeper<Desktop> | null;
 
   /**
    * Without a sandbox (this machine cannot run one) descriptors validate but calls fail before
@@ -45,7 +47,13 @@ export class ComputerUseExecutor implements Executor {
     private readonly sandbox?: ConfiningSandbox,
     private readonly egress?: { scratch: string; owner: { uid: number; gid: number } | null },
   ) {
-    this.desktops = sandbox ? new Desktops(sandbox) : null;
+    this.desktops = sandbox
+      ? new LeaseKeeper<Desktop>({
+          what: 'desktop',
+          running: (d) => d.running,
+          close: (d) => d.close(),
+        })
+      : null;
   }
 
   check(d: ToolDescriptor): string | null {
@@ -79,23 +87,24 @@ export class ComputerUseExecutor implements Executor {
     const deadline = Date.now() + req.timeoutMs - CLOSE_MARGIN_MS;
     const left = (): number => Math.max(1, deadline - Date.now());
     const display = displayOf(d);
+    const screen = screenOf(d);
     let desktop: Desktop;
     let fresh: boolean;
     try {
       if (signal.aborted)
         return notRun(abortCode(signal), 'the call was aborted before the desktop started');
-      ({ desktop, fresh } = await this.desktops.get(
-        lease.id,
-        `${d.id}@${d.version}`,
-        {
-          workspace: lease.workspace,
-          readOnlyMounts: lease.readOnlyMounts,
-          limits: lease.limits,
-          display,
-          application: computerUseExecution(d).application,
-          egress: this.egress ?? null,
-        },
-        left(),
+      const sandbox = this.sandbox;
+      const spec = {
+        workspace: lease.workspace,
+        readOnlyMounts: lease.readOnlyMounts,
+        limits: lease.limits,
+        screen,
+        application: computerUseExecution(d).application,
+        egress: this.egress ?? null,
+      };
+      const timeoutMs = left();
+      ({ value: desktop, fresh } = await this.desktops.get(lease.id, `${d.id}@${d.version}`, (n) =>
+        Desktop.start(sandbox, { ...spec, id: `${lease.id}.desktop-${n}` }, timeoutMs),
       ));
     } catch (err) {
       return notRun('DESKTOP_START', `the desktop did not start: ${gist(err)}`);
@@ -105,9 +114,12 @@ export class ComputerUseExecutor implements Executor {
     signal.addEventListener('abort', kill, { once: true });
     // The desktop's network is this call's egress endpoint while the call runs, and none after.
     desktop.useEgress(lease.egressSocket);
+    // What it tried while no call ran goes on this call's record, before this call's own.
+    for (const refused of desktop.takeRefused()) req.onEgress?.(refused);
     const context: ActionContext = {
       desktop,
       display,
+      screen,
       timeoutMs: left,
       signal,
       ...(req.storeArtifact ? { storeArtifact: req.storeArtifact } : {}),
@@ -130,7 +142,7 @@ export class ComputerUseExecutor implements Executor {
       }
       return {
         status: 'observed',
-        output: { actions: results, screenshot: shot, ...state(desktop, display, fresh) },
+        output: { actions: results, screenshot: shot, ...state(desktop, context, fresh) },
       };
     } finally {
       desktop.useEgress(null);
@@ -139,14 +151,15 @@ export class ComputerUseExecutor implements Executor {
   }
 }
 
-/** What the output says of the desktop: its size, whether this call started it, its application. */
-function state(
-  desktop: Desktop,
-  display: { width: number; height: number },
-  fresh: boolean,
-): Record<string, unknown> {
+/**
+ * What the output says of the desktop: its size (and the real screen's, when screenshots are scaled
+ * down from it), whether this call started it, its application.
+ */
+function state(desktop: Desktop, c: ActionContext, fresh: boolean): Record<string, unknown> {
+  const scaled = c.screen.width !== c.display.width || c.screen.height !== c.display.height;
   return {
-    display,
+    display: c.display,
+    ...(scaled ? { screen: c.screen } : {}),
     desktop: fresh ? 'started' : 'kept',
     ...(desktop.applicationRunning ? {} : { application: 'exited' }),
   };

@@ -2,7 +2,7 @@
 export const DISPLAY_INSIDE = ':0';
 
 /**
- * The desktop's driver, run by `/bin/sh` inside the sandbox with the display's width and height
+ * The desktop's driver, run by `/bin/sh` inside the sandbox with the screen's width and height
  * and then the application's argv: start Xvfb at that size (no TCP), wait until xdotool reaches
  * it, start the application on it and wait (up to 10 s, or its exit) until it shows a window, give
  * that window the keyboard, say `ready`, then serve commands from stdin, one at a time.
@@ -51,9 +51,9 @@ while read -r n; do
   printf '%s %s %s %s\\n' "$rc" "$alive" "$(base64 -w0 </tmp/.out)" "$(head -c 2000 /tmp/.err | base64 -w0)"
 done`;
 
-/** The argv bubblewrap runs for a desktop of `display` running `application`. */
+/** The argv bubblewrap runs for a desktop whose screen (Xvfb) is `screen`, running `application`. */
 export function desktopArgv(
-  display: { width: number; height: number },
+  screen: { width: number; height: number },
   application: readonly string[],
 ): string[] {
   return [
@@ -61,8 +61,8 @@ export function desktopArgv(
     '-c',
     DRIVER,
     'gatehouse-desktop',
-    String(display.width),
-    String(display.height),
+    String(screen.width),
+    String(screen.height),
     ...application,
   ];
 }

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { EgressRelay } from '../../sandbox/index.js';
-import type { ConfinedCommand } from '../../sandbox/index.js';
+import type { ConfinedCommand, RefusedBetweenCalls } from '../../sandbox/index.js';
 import type { ConfiningSandbox } from '../browser/index.js';
 import { desktopArgv, frameCommand, parseAnswer } from './desktop-driver.js';
 import type { DriverAnswer } from './desktop-driver.js';
@@ -18,7 +18,8 @@ export interface DesktopSpec {
   workspace: string;
   readOnlyMounts: { host: string; sandbox: string }[];
   limits: { memoryBytes: number; cpus: number; pids: number; timeoutMs: number };
-  display: { width: number; height: number };
+  /** The real screen's size (Xvfb's). */
+  screen: { width: number; height: number };
   application: readonly string[];
   /**
    * Where the desktop's egress relay socket goes (a directory of the gateway's the sandbox user can
@@ -71,7 +72,7 @@ export class Desktop {
     try {
       command = await sandbox.confinedCommand({
         id: spec.id,
-        argv: desktopArgv(spec.display, spec.application),
+        argv: desktopArgv(spec.screen, spec.application),
         env: { HOME: '/tmp', LANG: 'C.UTF-8', SHELL: '/bin/sh', TERM: 'xterm' },
         workspace: spec.workspace,
         readOnlyMounts: spec.readOnlyMounts,
@@ -126,6 +127,11 @@ export class Desktop {
    */
   useEgress(socketPath: string | null): void {
     this.relay?.use(socketPath);
+  }
+
+  /** The connections the desktop tried while no call ran, since the last take (see {@link EgressRelay}). */
+  takeRefused(): RefusedBetweenCalls[] {
+    return this.relay?.takeRefused() ?? [];
   }
 
   /** Whether the application still ran at the last command (it may exit, say an xterm's `exit`). */

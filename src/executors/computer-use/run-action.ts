@@ -8,6 +8,8 @@ import {
 } from './computer-actions.js';
 import type { Desktop } from './desktop.js';
 import type { DriverAnswer } from './desktop-driver.js';
+import { toDisplay, toScreen } from './screen-scale.js';
+import type { Size } from './screen-scale.js';
 
 /** Milliseconds between typed characters (xdotool's default, 12, drops none in xterm). */
 const TYPE_DELAY_MS = 12;
@@ -17,7 +19,10 @@ const WHEEL = { up: 4, down: 5, left: 6, right: 7 } as const;
 /** What an action runs against. */
 export interface ActionContext {
   desktop: Desktop;
-  display: { width: number; height: number };
+  /** The size the model sees: screenshots have it, the actions' coordinates lie in it. */
+  display: Size;
+  /** The real screen (Xvfb's): at least the display; coordinates are scaled up to it. */
+  screen: Size;
   /** Milliseconds left for the action. */
   timeoutMs: () => number;
   /** Stores a screenshot; undefined where the gateway keeps no artifacts. */
@@ -57,22 +62,23 @@ export async function runAction(step: ComputerStep, c: ActionContext): Promise<A
       const out = await xdotool(c, ['getmouselocation', '--shell']);
       const x = /^X=(\d+)$/m.exec(out)?.[1];
       const y = /^Y=(\d+)$/m.exec(out)?.[1];
-      return { action: 'cursor_position', coordinate: [Number(x ?? 0), Number(y ?? 0)] };
+      const real: Coordinate = [Number(x ?? 0), Number(y ?? 0)];
+      return { action: 'cursor_position', coordinate: toDisplay(real, c.display, c.screen) };
     }
     case 'mouse_move':
-      await xdotool(c, [...moveTo(step.coordinate)]);
+      await xdotool(c, [...moveTo(c, step.coordinate)]);
       return { action: step.action, coordinate: step.coordinate };
     case 'left_click':
     case 'right_click':
       await xdotool(c, [
-        ...moveTo(step.coordinate),
+        ...moveTo(c, step.coordinate),
         'click',
         step.action === 'left_click' ? '1' : '3',
       ]);
       return { action: step.action, coordinate: step.coordinate };
     case 'double_click':
       await xdotool(c, [
-        ...moveTo(step.coordinate),
+        ...moveTo(c, step.coordinate),
         'click',
         '--repeat',
         '2',
@@ -82,8 +88,8 @@ export async function runAction(step: ComputerStep, c: ActionContext): Promise<A
       ]);
       return { action: step.action, coordinate: step.coordinate };
     case 'left_click_drag': {
-      const from = step.start_coordinate === undefined ? [] : moveTo(step.start_coordinate);
-      await xdotool(c, [...from, 'mousedown', '1', ...moveTo(step.coordinate), 'mouseup', '1']);
+      const from = step.start_coordinate === undefined ? [] : moveTo(c, step.start_coordinate);
+      await xdotool(c, [...from, 'mousedown', '1', ...moveTo(c, step.coordinate), 'mouseup', '1']);
       return {
         action: step.action,
         ...(step.start_coordinate === undefined ? {} : { start_coordinate: step.start_coordinate }),
@@ -108,7 +114,7 @@ export async function runAction(step: ComputerStep, c: ActionContext): Promise<A
     case 'scroll': {
       const amount = step.amount ?? DEFAULT_SCROLL_AMOUNT;
       await xdotool(c, [
-        ...moveTo(step.coordinate),
+        ...moveTo(c, step.coordinate),
         'click',
         '--repeat',
         String(amount),
@@ -127,7 +133,7 @@ export async function runAction(step: ComputerStep, c: ActionContext): Promise<A
 }
 
 /**
- * A PNG of the whole display, at its declared size, stored as an artifact.
+ * A PNG of the whole screen scaled to the declared display size, stored as an artifact.
  * @throws ActionFailed when the screenshot tool failed.
  */
 export async function screenshot(c: ActionContext): Promise<Record<string, unknown>> {
@@ -145,7 +151,9 @@ export async function screenshot(c: ActionContext): Promise<Record<string, unkno
   return { mediaType: 'image/png', artifact, bytes: png.length, ...size };
 }
 
-function moveTo([x, y]: Coordinate): string[] {
+/** xdotool's words that move the mouse to a point of the declared display (on the real screen). */
+function moveTo(c: ActionContext, coordinate: Coordinate): string[] {
+  const [x, y] = toScreen(coordinate, c.display, c.screen);
   return ['mousemove', String(x), String(y)];
 }
 
