@@ -196,6 +196,8 @@ export async function openExecution(options: {
       reaper.close();
       await computerUse.close();
       await browser.close();
+      // After the desktops and browsers that use their workspaces have ended.
+      await leases.close();
       await egress.close();
       for (const scratch of scratches) await scratch.close();
       await sandbox.close();

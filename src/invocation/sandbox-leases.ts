@@ -166,6 +166,30 @@ export class SandboxLeases {
     }
   }
 
+  /**
+   * Ends this gateway's attempt leases as it stops, each in its attempt's turn (after a call of it
+   * that is still finishing), workspace and all: nothing of them would outlive the process (the
+   * next start reaps what is left), and a stopped gateway leaves no workspace mounted. One that
+   * cannot be ended is left to that reaping. Call after the calls have drained.
+   */
+  async close(): Promise<void> {
+    const attempts = this.options.capacity
+      .activeLeases()
+      .filter((l) => l.holder.startsWith('attempt/'));
+    for (const lease of attempts) {
+      const release = await this.attempts.acquire(
+        attemptKey(lease.tenant, attemptIdsOf(lease.holder) ?? lease.holder),
+      );
+      try {
+        await this.endLease(lease, 'the gateway stopped');
+      } catch {
+        // Left active: the next start of this node reaps it.
+      } finally {
+        release();
+      }
+    }
+  }
+
   /** The agent's attempt leases that no call is using. */
   private idleAttempts(tenant: string, agent: string): Lease[] {
     return this.options.capacity

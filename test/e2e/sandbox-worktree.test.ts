@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { auditRecords, leaseRows, publishAgent, shTool } from '../helpers/sandbox-tools.js';
+import { storedRowsOf } from '../helpers/stored-rows.js';
 
 const ATTEMPT_TTL_MS = 1_500;
 
@@ -197,5 +198,28 @@ describe('attempts of different agents', () => {
     expect(b.status, JSON.stringify(b.error)).toBe('observed');
     expect((b.output as { stdout: string }).stdout).toBe('no-file\n');
     expect(b.lease?.id).not.toBe(a.lease?.id);
+  });
+});
+
+describe('a gateway that stops', () => {
+  it('ends its attempt leases: no workspace, mount or worktree of them is left, and they are released', async () => {
+    const r = await inAttempt('attempt-stop', 'echo kept > note.txt');
+    const leaseId = String(r.lease?.id);
+    const workspaces = join(g.sandboxRoot, 'workspaces');
+    const workspace = join(workspaces, leaseId);
+    expect(existsSync(join(workspace, 'note.txt'))).toBe(true);
+    await g.stop();
+    expect(existsSync(workspace)).toBe(false);
+    const mounts = readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .map((line) => line.split(' ')[1] ?? '');
+    expect(mounts.filter((m) => m.startsWith(workspaces))).toEqual([]);
+    expect(git('worktree', 'list')).not.toContain(leaseId);
+    const rows = await storedRowsOf<{ status: string }>(
+      g.dataDir,
+      'SELECT status FROM leases WHERE id = ?',
+      leaseId,
+    );
+    expect(rows).toEqual([{ status: 'released' }]);
   });
 });
