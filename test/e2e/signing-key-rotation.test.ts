@@ -53,7 +53,9 @@ async function listed(args: string[], env: NodeJS.ProcessEnv = {}): Promise<stri
 describe('gatehouse keys rotate and list', () => {
   it('on SQLite: refused while the gateway holds the data directory; once stopped, rotates, and receipts of both keys verify', async () => {
     const dir = tempDir('gatehouse-keys-');
-    let server = await start(dir);
+    // On SQLite whatever the run's backend (test/helpers/test-backend.ts).
+    const sqlite = { GATEHOUSE_DB: join(dir, 'gatehouse.db') };
+    let server = await start(dir, undefined, sqlite);
     const before = await echoReceipt(server, dir, 'before-rotation');
 
     const refused = await runCli(['keys', 'rotate', '--data', dir]);
@@ -73,7 +75,7 @@ describe('gatehouse keys rotate and list', () => {
       [active!, 'active'],
     ]);
 
-    server = await start(dir);
+    server = await start(dir, undefined, sqlite);
     const after = await echoReceipt(server, dir, 'after-rotation');
     expect(after.keyid).toBe(active);
     const keys = await receiptKeys(server);
