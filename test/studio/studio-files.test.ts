@@ -66,7 +66,12 @@ describe('serving the Studio at /studio', () => {
     const signedIn = await g.inject<unknown>('POST', '/v1/sessions', { token: g.tokens.reviewer });
     expect(signedIn.status).toBe(201);
     const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
-    for (const path of ['/studio', '/studio/approvals', '/studio/index.html']) {
+    for (const path of [
+      '/studio',
+      '/studio/approvals',
+      '/studio/index.html',
+      '/studio/signed-in.html',
+    ]) {
       const without = await g.inject<string>('GET', path);
       expect(without.body, path).toContain('/studio/assets/main-abc123.js');
       expect(without.headers['vary'], path).toBe('cookie');

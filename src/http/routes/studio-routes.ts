@@ -51,7 +51,7 @@ export function studioRoutes(
 ): Route[] {
   const page = (path: string, req: FastifyRequest, reply: FastifyReply): RouteAnswer => {
     if (!files) return notBuilt;
-    const file = path === 'index.html' ? undefined : files.get(path);
+    const file = path === 'index.html' || path === SIGNED_IN_PAGE ? undefined : files.get(path);
     if (file) return serve(reply, file);
     if (path.startsWith('assets/')) {
       return {
