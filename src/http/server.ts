@@ -37,7 +37,7 @@ import { DEFAULT_SERVER_LIMITS, SendWatch, limitedServerFactory } from './server
 import type { ServerLimits, ServerTls } from './server-limits.js';
 import { sessionRoutes } from './routes/session-routes.js';
 import { studioRoutes } from './routes/studio-routes.js';
-import { hasSessionCookie, sessionPrincipal } from './session-auth.js';
+import { hasSessionCookie, sessionOf, sessionPrincipal } from './session-auth.js';
 import type { StudioFiles } from './studio-files.js';
 import { observeRequests, traceRoute } from './request-observation.js';
 
@@ -159,7 +159,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
         })
       : []),
     ...sessionRoutes(s),
-    ...studioRoutes(o.studio ?? null),
+    ...studioRoutes(o.studio ?? null, (req) => sessionOf(s, req) !== undefined),
     ...operationalRoutes(s, () => openapi),
     ...oauthRoutes(s),
   ];

@@ -12,16 +12,19 @@ const loadViews = (): Promise<Views> => (views ??= import('./signed-in.js'));
 
 /**
  * The Studio: sign-in until there is a session, then the views. `props.session` is the answer of
- * the session check, started before the first render. The sign-in page needs only this module's
- * code; the views' chunk is fetched while it shows.
+ * the session check, started before the first render, or null when the gateway already knew there
+ * is no session (it sent the sign-in page's markup, which this then hydrates). The sign-in page
+ * needs only this module's code; the views' chunk is fetched while it shows.
  */
-export function App(props: { session: Promise<SignedIn | null> }) {
-  const [session, setSession] = useState<SignedIn | null | undefined>(undefined);
+export function App(props: { session: Promise<SignedIn | null> | null }) {
+  const [session, setSession] = useState<SignedIn | null | undefined>(
+    props.session === null ? null : undefined,
+  );
   const [loaded, setLoaded] = useState<Views | undefined>(undefined);
   const [failed, setFailed] = useState(false);
   useEffect(() => {
     whenSignedOut(() => setSession(null));
-    void props.session.then(setSession);
+    void props.session?.then(setSession);
   }, [props.session]);
   useEffect(() => {
     if (session === undefined || loaded) return;

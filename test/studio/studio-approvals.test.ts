@@ -29,15 +29,25 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       ).body;
     }
 
-    it('builds an index page whose scripts all come from files (the CSP forbids inline ones)', () => {
-      const html = readFileSync(join(studio.dir, 'index.html'), 'utf8');
-      const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
-      expect(scripts.length).toBeGreaterThan(0);
-      for (const [, attrs, body] of scripts) {
-        expect(attrs).toMatch(/\bsrc="\/studio\/assets\/[^"]+\.js"/);
-        expect(body?.trim()).toBe('');
+    it('builds its pages with scripts all from files (the CSP forbids inline ones)', () => {
+      for (const page of ['index.html', 'signed-in.html']) {
+        const html = readFileSync(join(studio.dir, page), 'utf8');
+        const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+        expect(scripts.length, page).toBeGreaterThan(0);
+        for (const [, attrs, body] of scripts) {
+          expect(attrs, page).toMatch(/\bsrc="\/studio\/assets\/[^"]+\.js"/);
+          expect(body?.trim(), page).toBe('');
+        }
+        expect(html, page).not.toMatch(/\sstyle=|\son[a-z]+=/);
       }
-      expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/);
+      // Without a session the page holds the sign-in form (no session check to make); with one,
+      // the shell that preloads the session check.
+      const signedOut = readFileSync(join(studio.dir, 'index.html'), 'utf8');
+      expect(signedOut).toMatch(/<input id="token"/);
+      expect(signedOut).not.toContain('/v1/sessions/current');
+      const signedIn = readFileSync(join(studio.dir, 'signed-in.html'), 'utf8');
+      expect(signedIn).not.toContain('id="token"');
+      expect(signedIn).toContain('<link rel="preload" href="/v1/sessions/current"');
     });
 
     it('shows a gated call live; approving it with a reason lets the agent’s --wait finish observed', async () => {
@@ -189,8 +199,19 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
 
     it('keeps agents out, and sets the session cookie HttpOnly and SameSite=Strict', async () => {
       const p = await studio.page();
-      await p.goto(`${studio.url()}/studio/`);
+      // The sign-in form comes in the page itself: it takes typing while the script is held back,
+      // its button stays disabled until the script has run and taken over what was typed.
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const script = '**/studio/assets/index-*.js';
+      let passed: Promise<void> | undefined;
+      await p.route(script, (route) => (passed = held.then(() => route.continue())));
+      await p.goto(`${studio.url()}/studio/`, { waitUntil: 'commit' });
       await p.getByLabel('Token').fill(studio.gateway.tokens.agent);
+      expect(await p.getByRole('button', { name: 'Sign in' }).isDisabled()).toBe(true);
+      release();
+      await passed;
+      await p.unroute(script);
       await p.getByRole('button', { name: 'Sign in' }).click();
       await p.getByRole('alert').getByText('Agents cannot sign in').waitFor();
       expect(await p.context().cookies()).toEqual([]);
@@ -206,6 +227,10 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         path: '/',
       });
       expect(cookie!.expires).toBeGreaterThan(Date.now() / 1000);
+      // Reloaded with the session, the page is the shell: the views, never the sign-in form.
+      const reloaded = await p.reload();
+      expect(await reloaded?.text()).not.toContain('id="token"');
+      await p.getByRole('button', { name: 'Sign out' }).waitFor();
       // The page cannot read it.
       expect(
         await p.evaluate(

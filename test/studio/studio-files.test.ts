@@ -32,6 +32,7 @@ function fakeBuild(): string {
     '<!doctype html><script type="module" src="/studio/assets/main-abc123.js"></script>',
   );
   writeFileSync(join(dir, 'assets', 'main-abc123.js'), 'console.log(1)');
+  writeFileSync(join(dir, 'signed-in.html'), '<!doctype html><title>signed-in shell</title>');
   return dir;
 }
 
@@ -58,6 +59,32 @@ describe('serving the Studio at /studio', () => {
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(js.body).toBe('console.log(1)');
+  });
+
+  it('sends the page with the sign-in form without a live session, the shell with one', async () => {
+    g = await startDemoGateway({ config: { studioDir: fakeBuild() } });
+    const signedIn = await g.inject<unknown>('POST', '/v1/sessions', { token: g.tokens.reviewer });
+    expect(signedIn.status).toBe(201);
+    const cookie = String(signedIn.headers['set-cookie']).split(';')[0]!;
+    for (const path of [
+      '/studio',
+      '/studio/approvals',
+      '/studio/index.html',
+      '/studio/signed-in.html',
+    ]) {
+      const without = await g.inject<string>('GET', path);
+      expect(without.body, path).toContain('/studio/assets/main-abc123.js');
+      expect(without.headers['vary'], path).toBe('cookie');
+      const stale = await g.inject<string>('GET', path, {
+        headers: { cookie: 'gatehouse_session=not-a-session' },
+      });
+      expect(stale.body, path).toContain('/studio/assets/main-abc123.js');
+      const live = await g.inject<string>('GET', path, { headers: { cookie } });
+      expect(live.status, path).toBe(200);
+      expect(live.body, path).toContain('signed-in shell');
+      expect(live.headers['vary'], path).toBe('cookie');
+      expect(live.headers['content-security-policy'], path).toBe(STUDIO_CSP);
+    }
   });
 
   it('answers 404 for an asset it does not have, and never reads outside its folder', async () => {

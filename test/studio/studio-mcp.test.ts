@@ -54,6 +54,22 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
 
     const state = (p: Page) => p.getByTestId('server-state').textContent();
 
+    /** One page per person, signed in once and shared by the tests (each opens what it needs). */
+    const signedIn = new Map<string, Promise<Page>>();
+    const openAs = async (token: string, path: string): Promise<Page> => {
+      let page = signedIn.get(token);
+      if (!page) {
+        page = studio.page().then(async (p) => {
+          await signIn(p, studio.url(), token);
+          return p;
+        });
+        signedIn.set(token, page);
+      }
+      const p = await page;
+      await p.goto(`${studio.url()}${path}`);
+      return p;
+    };
+
     it(
       'as maintainer, re-approves a tool the upstream changed, after the diff shows what changed',
       async () => {
@@ -75,9 +91,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         expect(bound.status).toBe(201);
         expect((await as(admin, 'POST', `/v1/mcp-servers/${id}/activate`)).status).toBe(200);
 
-        const p = await studio.page();
-        await signIn(p, studio.url(), maintainer);
-        await p.goto(`${studio.url()}/studio/mcp/${id}`);
+        const p = await openAs(maintainer, `/studio/mcp/${id}`);
         const row = p.getByRole('row', { name: /greet/ });
         await row.getByText('fixture/greet@1.0.0').waitFor();
         expect(await row.locator('.badge').textContent()).toBe('bound');
@@ -109,9 +123,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         await studio.screenshot(p, 'mcp-server');
 
         // An admin sees the change but no re-approve button: it is the maintainer's call.
-        const q = await studio.page();
-        await signIn(q, studio.url(), admin);
-        await q.goto(`${studio.url()}/studio/mcp/${id}`);
+        const q = await openAs(admin, `/studio/mcp/${id}`);
         const adminCard = q.getByRole('article', { name: 'greet' });
         await adminCard.getByText('A maintainer re-approves changed tools.').waitFor();
         expect(await adminCard.getByRole('button').count()).toBe(0);
@@ -145,8 +157,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
       async () => {
         const file = join(dir, 'fresh.json');
         writeTools(file, [greet]);
-        const p = await studio.page();
-        await signIn(p, studio.url(), studio.gateway.tokens.admin);
+        const p = await openAs(studio.gateway.tokens.admin, '/studio');
         await p.getByRole('link', { name: 'MCP servers' }).click();
         await p.getByRole('row', { name: /everything/ }).waitFor();
         expect(await seriousViolations(p)).toEqual([]);
@@ -186,9 +197,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         });
 
         // An operator watches health; none of the admin's buttons are shown to one.
-        const q = await studio.page();
-        await signIn(q, studio.url(), studio.gateway.tokens.operator);
-        await q.goto(`${studio.url()}/studio/mcp/${id}`);
+        const q = await openAs(studio.gateway.tokens.operator, `/studio/mcp/${id}`);
         await q.getByText('healthy: answering its probe').waitFor();
         expect(await q.getByRole('form', { name: 'Server lifecycle' }).count()).toBe(0);
         await q.goto(`${studio.url()}/studio/mcp`);
@@ -205,9 +214,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         const server = (await studio.gateway.gateway.mcp.list('acme')).find(
           (x) => x.name === 'everything',
         )!;
-        const p = await studio.page();
-        await signIn(p, studio.url(), maintainer);
-        await p.goto(`${studio.url()}/studio/mcp/${server.id}`);
+        const p = await openAs(maintainer, `/studio/mcp/${server.id}`);
         const row = p.getByRole('row', { name: /^get-tiny-image\b/ });
         await row.getByText('not bound (not callable)').waitFor();
         await row.getByText('Bind and publish…').click();
@@ -248,9 +255,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         expect(published).toMatchObject({ version: '1.0.0', state: 'active', kind: 'mcp' });
 
         // An admin sees the unbound tools but binding them is the maintainer's call.
-        const q = await studio.page();
-        await signIn(q, studio.url(), admin);
-        await q.goto(`${studio.url()}/studio/mcp/${server.id}`);
+        const q = await openAs(admin, `/studio/mcp/${server.id}`);
         await q
           .getByRole('row', { name: /^get-env\b/ })
           .getByText('not bound (not callable)')
@@ -261,53 +266,7 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
     );
 
     it(
-      "lists the demo's tools with state and class, and the demo agent's closure",
-      async () => {
-        const { reviewer } = studio.gateway.tokens;
-        const tools = (
-          (await as(reviewer, 'GET', '/v1/tools')) as unknown as {
-            body: { tools: { id: string; version: string; state: string; class: string }[] };
-          }
-        ).body.tools;
-        const releases = (
-          (await as(reviewer, 'GET', '/v1/agent-releases')) as unknown as {
-            body: {
-              releases: {
-                agentId: string;
-                version: string;
-                closure: { id: string; version: string }[];
-              }[];
-            };
-          }
-        ).body.releases;
-        const demo = releases.find((r) => r.agentId === 'demo-agent');
-        expect(demo?.closure.length).toBeGreaterThan(1);
-
-        const p = await studio.page();
-        await signIn(p, studio.url(), reviewer);
-        await p.getByRole('link', { name: 'Tools & releases' }).click();
-        const echo = p.getByRole('row', { name: /demo\/echo@1\.0\.0/ });
-        await echo.waitFor();
-        for (const t of tools) {
-          const row = p.getByRole('row', {
-            name: new RegExp(`^${escape(`${t.id}@${t.version}`)} `),
-          });
-          expect(await row.locator('.badge').textContent(), t.id).toBe(t.state);
-          expect(await row.locator('.class').textContent(), t.id).toBe(t.class);
-        }
-        const closure = p.getByRole('list', { name: `Closure of demo-agent@${demo!.version}` });
-        const items = (await closure.getByRole('listitem').allTextContents()).map(
-          (s) => s.split(' ')[0],
-        );
-        expect(items.sort()).toEqual(demo!.closure.map((c) => `${c.id}@${c.version}`).sort());
-        expect(await seriousViolations(p)).toEqual([]);
-        await studio.screenshot(p, 'tools');
-      },
-      SLOW,
-    );
-
-    it(
-      "shows each tool version's lifecycle state and each release's standing, live",
+      "lists the tools with state and class, the demo agent's closure, and each tool version's lifecycle and release's standing, live",
       async () => {
         const { admin, reviewer } = studio.gateway.tokens;
         const descriptor = (version: string) => ({
@@ -350,13 +309,44 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
           move('AssetReleaseDeprecated', '1.1.0', 'use 1.2.0'),
         ]);
         expect(setUp.status, JSON.stringify(setUp.body)).toBe(200);
+        const tools = (
+          (await as(reviewer, 'GET', '/v1/tools')) as unknown as {
+            body: { tools: { id: string; version: string; state: string; class: string }[] };
+          }
+        ).body.tools;
+        const releases = (
+          (await as(reviewer, 'GET', '/v1/agent-releases')) as unknown as {
+            body: {
+              releases: {
+                agentId: string;
+                version: string;
+                closure: { id: string; version: string }[];
+              }[];
+            };
+          }
+        ).body.releases;
+        const demo = releases.find((r) => r.agentId === 'demo-agent');
+        expect(demo?.closure.length).toBeGreaterThan(1);
 
-        const p = await studio.page();
-        await signIn(p, studio.url(), reviewer);
+        const p = await openAs(reviewer, '/studio');
         await p.getByRole('link', { name: 'Tools & releases' }).click();
         const row = (version: string) =>
           p.getByRole('row', { name: new RegExp(`^life/tool@${escape(version)} `) });
+        await p.getByRole('row', { name: /demo\/echo@1\.0\.0/ }).waitFor();
         await row('1.0.0').waitFor();
+        for (const t of tools) {
+          const toolRow = p.getByRole('row', {
+            name: new RegExp(`^${escape(`${t.id}@${t.version}`)} `),
+          });
+          expect(await toolRow.locator('.badge').textContent(), t.id).toBe(t.state);
+          expect(await toolRow.locator('.class').textContent(), t.id).toBe(t.class);
+        }
+        const closure = p.getByRole('list', { name: `Closure of demo-agent@${demo!.version}` });
+        const items = (await closure.getByRole('listitem').allTextContents()).map(
+          (s) => s.split(' ')[0],
+        );
+        expect(items.sort()).toEqual(demo!.closure.map((c) => `${c.id}@${c.version}`).sort());
+
         const cell = async (version: string) =>
           (await row(version).getByRole('cell').first().textContent())!;
         expect(await row('1.0.0').locator('.badge').textContent()).toBe('active');
@@ -368,15 +358,16 @@ describe.skipIf(skipWithout('Chromium (for the Studio)', chromiumProblem()))(
         const release = p.getByRole('article', { name: 'life-agent@1.0.0' });
         const standing = release.getByTestId('release-standing');
         expect(await standing.textContent()).toBe('callable; 1 of 2 tools deprecated');
-        const closure = release.getByRole('list', { name: 'Closure of life-agent@1.0.0' });
+        const lifeClosure = release.getByRole('list', { name: 'Closure of life-agent@1.0.0' });
         expect(
-          await closure
+          await lifeClosure
             .getByRole('listitem')
             .filter({ hasText: 'life/tool@1.1.0' })
             .locator('.badge')
             .textContent(),
         ).toBe('deprecated');
         expect(await seriousViolations(p)).toEqual([]);
+        await studio.screenshot(p, 'tools');
 
         // Revoked while the page is open: the row and the release follow without a reload.
         const revoked = await events([move('AssetReleaseRevoked', '1.0.0', 'CVE-2026-0001')]);

@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Route, RouteAnswer } from '../route.js';
 import type { StudioFile, StudioFiles } from '../studio-files.js';
 
@@ -19,6 +19,9 @@ export const STUDIO_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** The page for a browser with a session (the build's shell that asks who it is). */
+const SIGNED_IN_PAGE = 'signed-in.html';
+
 function serve(reply: FastifyReply, file: StudioFile, status = 200): RouteAnswer {
   void reply.headers({
     'content-security-policy': STUDIO_CSP,
@@ -38,12 +41,17 @@ const notBuilt: RouteAnswer = {
 
 /**
  * `GET /studio` and everything under it: the built files, with long-cache hashed assets; any other
- * path under /studio/ is one of the application's own pages and gets index.html.
+ * path under /studio/ is one of the application's own pages. A page is `index.html` (the sign-in
+ * page prerendered) when `signedIn(req)` is false, else `signed-in.html` (the shell, which asks for
+ * the session) when the build has it.
  */
-export function studioRoutes(files: StudioFiles | null): Route[] {
-  const page = (path: string, reply: FastifyReply): RouteAnswer => {
+export function studioRoutes(
+  files: StudioFiles | null,
+  signedIn: (req: FastifyRequest) => boolean,
+): Route[] {
+  const page = (path: string, req: FastifyRequest, reply: FastifyReply): RouteAnswer => {
     if (!files) return notBuilt;
-    const file = files.get(path);
+    const file = path === 'index.html' || path === SIGNED_IN_PAGE ? undefined : files.get(path);
     if (file) return serve(reply, file);
     if (path.startsWith('assets/')) {
       return {
@@ -52,8 +60,11 @@ export function studioRoutes(files: StudioFiles | null): Route[] {
         body: `No Studio asset ${path}: the page that asked for it is older than this build; reload it.\n`,
       };
     }
-    const index = files.get('index.html');
-    return index ? serve(reply, index) : notBuilt;
+    const index =
+      (signedIn(req) ? files.get(SIGNED_IN_PAGE) : undefined) ?? files.get('index.html');
+    if (!index) return notBuilt;
+    void reply.header('vary', 'cookie');
+    return serve(reply, index);
   };
   const common = {
     method: 'GET' as const,
@@ -66,13 +77,13 @@ export function studioRoutes(files: StudioFiles | null): Route[] {
       ...common,
       url: '/studio',
       summary: 'The Studio, the web UI for reviewers, operators, maintainers and admins',
-      handler: (_p, _req, reply) => page('index.html', reply),
+      handler: (_p, req, reply) => page('index.html', req, reply),
     },
     {
       ...common,
       url: '/studio/*',
       summary: "The Studio's pages and its hashed, long-cached assets",
-      handler: (_p, req, reply) => page((req.params as { '*': string })['*'], reply),
+      handler: (_p, req, reply) => page((req.params as { '*': string })['*'], req, reply),
     },
   ];
 }

@@ -1,8 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { ErrorNote } from '../components/bits.js';
 import type { McpBinding, UpstreamTool } from '../mcp-types.js';
-import { refusal } from './refusal.js';
+import { ActionForm } from './action-form.js';
 
 /** The side-effect classes a tool may be bound with, lowest first. */
 const CLASSES = ['read', 'workspace-write', 'shared-write', 'production'] as const;
@@ -41,33 +40,25 @@ export function McpBindForm(props: {
   const [id, setId] = useState(suggestedDescriptorId(props.serverName, tool.name));
   const [version, setVersion] = useState('1.0.0');
   const [cls, setCls] = useState<string>(suggestedClass(tool));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
   const key = `bind-${tool.name}`;
   const bind = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api<{ binding: McpBinding }>(
-        'POST',
-        `/v1/mcp-servers/${encodeURIComponent(props.serverId)}/bindings`,
-        { tool: tool.name, class: cls, descriptor: { id: id.trim(), version: version.trim() } },
-      );
-      setDone(
-        `Bound and published: ${r.binding.descriptor.id}@${r.binding.descriptor.version} (${r.binding.class}).`,
-      );
-      props.onBound();
-    } catch (e) {
-      setError(refusal(e));
-    } finally {
-      setBusy(false);
-    }
+    const r = await api<{ binding: McpBinding }>(
+      'POST',
+      `/v1/mcp-servers/${encodeURIComponent(props.serverId)}/bindings`,
+      { tool: tool.name, class: cls, descriptor: { id: id.trim(), version: version.trim() } },
+    );
+    props.onBound();
+    return `Bound and published: ${r.binding.descriptor.id}@${r.binding.descriptor.version} (${r.binding.class}).`;
   };
   return (
     <details class="bind">
       <summary>Bind and publish…</summary>
-      <form aria-label={`Bind ${tool.name}`} onSubmit={(e) => e.preventDefault()}>
+      <ActionForm
+        label={`Bind ${tool.name}`}
+        action="Bind and publish"
+        busyAction="Binding…"
+        act={bind}
+      >
         <label for={`${key}-id`}>Descriptor id</label>
         <input id={`${key}-id`} value={id} onInput={(e) => setId(e.currentTarget.value)} />
         <label for={`${key}-version`}>Version</label>
@@ -84,20 +75,7 @@ export function McpBindForm(props: {
             </option>
           ))}
         </select>
-        <div class="actions">
-          <button
-            type="button"
-            class="approve"
-            disabled={busy}
-            aria-busy={busy}
-            onClick={() => void bind()}
-          >
-            {busy ? 'Binding…' : 'Bind and publish'}
-          </button>
-        </div>
-        <ErrorNote message={error} />
-        {done ? <p role="status">{done}</p> : null}
-      </form>
+      </ActionForm>
     </details>
   );
 }

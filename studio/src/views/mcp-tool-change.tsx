@@ -1,11 +1,11 @@
 import { useState } from 'preact/hooks';
 import { may } from '../access.js';
 import { api } from '../api.js';
-import { DiffView, ErrorNote } from '../components/bits.js';
+import { DiffView } from '../components/bits.js';
 import { diffText, lineDiff } from '../line-diff.js';
 import type { McpBinding } from '../mcp-types.js';
 import { useRoles } from '../roles.js';
-import { refusal } from './refusal.js';
+import { ActionForm } from './action-form.js';
 
 /**
  * A bound tool the upstream changed: what changed (description, schemas, annotations) as a diff of
@@ -18,28 +18,15 @@ export function McpToolChange(props: { binding: McpBinding; onReapproved: () => 
   const changes = b.change?.changes ?? [];
   const schemaChanged = changes.some((c) => c.field === 'inputSchema');
   const [version, setVersion] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
   const titleId = `change-${b.tool}`;
   const reapprove = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api<{ binding: McpBinding }>(
-        'POST',
-        `/v1/mcp-servers/${encodeURIComponent(b.serverId)}/bindings/${encodeURIComponent(b.tool)}/reapprove`,
-        schemaChanged ? { version: version.trim() } : {},
-      );
-      setDone(
-        `Re-approved: ${b.tool} is ${r.binding.state} as ${r.binding.descriptor.id}@${r.binding.descriptor.version}.`,
-      );
-      props.onReapproved();
-    } catch (e) {
-      setError(refusal(e));
-    } finally {
-      setBusy(false);
-    }
+    const r = await api<{ binding: McpBinding }>(
+      'POST',
+      `/v1/mcp-servers/${encodeURIComponent(b.serverId)}/bindings/${encodeURIComponent(b.tool)}/reapprove`,
+      schemaChanged ? { version: version.trim() } : {},
+    );
+    props.onReapproved();
+    return `Re-approved: ${b.tool} is ${r.binding.state} as ${r.binding.descriptor.id}@${r.binding.descriptor.version}.`;
   };
   return (
     <article class="card" aria-labelledby={titleId}>
@@ -64,7 +51,12 @@ export function McpToolChange(props: { binding: McpBinding; onReapproved: () => 
         </div>
       ))}
       {may(roles, 'POST /v1/mcp-servers/:id/bindings/:tool/reapprove') ? (
-        <form class="decide" onSubmit={(e) => e.preventDefault()}>
+        <ActionForm
+          class="decide"
+          action="Re-approve as listed now"
+          busyAction="Re-approving…"
+          act={reapprove}
+        >
           {schemaChanged ? (
             <>
               <label for={`version-${b.tool}`}>
@@ -77,20 +69,7 @@ export function McpToolChange(props: { binding: McpBinding; onReapproved: () => 
               />
             </>
           ) : null}
-          <div class="actions">
-            <button
-              type="button"
-              class="approve"
-              disabled={busy}
-              aria-busy={busy}
-              onClick={() => void reapprove()}
-            >
-              {busy ? 'Re-approving…' : 'Re-approve as listed now'}
-            </button>
-          </div>
-          <ErrorNote message={error} />
-          {done ? <p role="status">{done}</p> : null}
-        </form>
+        </ActionForm>
       ) : (
         <p class="subtle">A maintainer re-approves changed tools.</p>
       )}
