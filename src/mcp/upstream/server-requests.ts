@@ -1,0 +1,81 @@
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import type { Client, CreateMessageResult, ElicitResult } from '@modelcontextprotocol/client';
+
+/** The requests an upstream server may send while it serves a call, forwarded to the caller. */
+export const FORWARDED_METHODS = ['sampling/createMessage', 'elicitation/create'] as const;
+/** One of {@link FORWARDED_METHODS}. */
+export type ForwardedMethod = (typeof FORWARDED_METHODS)[number];
+
+/** The client capabilities the gateway declares to upstreams: it can forward these requests. */
+export const FORWARDING_CAPABILITIES = { sampling: {}, elicitation: { form: {} } };
+
+/**
+ * Answers a request the upstream sent while one call was in flight: forwards it to the call's
+ * caller and returns the caller's answer. Throws a `ProtocolError` (sent to the upstream as the
+ * JSON-RPC error) when it refuses or the caller fails.
+ */
+export type ServerRequestHandler = (
+  method: ForwardedMethod,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+interface InFlight {
+  onRequest?: ServerRequestHandler;
+}
+
+/**
+ * The tool calls in flight on one upstream connection, and the client's handlers of the requests
+ * the server sends meanwhile (sampling, elicitation). The MCP client API does not say which of
+ * its requests a server's request relates to (over stdio nothing can), so a request is forwarded
+ * only when exactly one call is in flight: it is that call's. Otherwise it is refused, so no
+ * caller ever sees a request another caller's call caused.
+ */
+export class CallsInFlight {
+  private readonly calls = new Set<InFlight>();
+
+  /** Sets the request handlers on `client` (before it connects; see {@link FORWARDING_CAPABILITIES}). */
+  install(client: Client): void {
+    client.setRequestHandler('sampling/createMessage', async (request, ctx) => {
+      const answer = await this.route('sampling/createMessage', request.params, ctx.mcpReq.signal);
+      return answer as CreateMessageResult;
+    });
+    client.setRequestHandler('elicitation/create', async (request, ctx) => {
+      const answer = await this.route('elicitation/create', request.params, ctx.mcpReq.signal);
+      return answer as ElicitResult;
+    });
+  }
+
+  /** Tracks one call until the returned function is called. */
+  track(onRequest?: ServerRequestHandler): () => void {
+    const call: InFlight = onRequest ? { onRequest } : {};
+    this.calls.add(call);
+    return () => this.calls.delete(call);
+  }
+
+  private route(
+    method: ForwardedMethod,
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const n = this.calls.size;
+    if (n === 0)
+      throw refused(
+        `Gatehouse forwards ${method} only while a tool call is in flight on this connection, and none is.`,
+      );
+    if (n > 1)
+      throw refused(
+        `Gatehouse cannot tell which of the ${n} tool calls in flight on this connection sent ${method}; it forwards one only while a single call is in flight. Retry when the other calls are done.`,
+      );
+    const [call] = this.calls;
+    if (!call?.onRequest)
+      throw refused(
+        `The caller of the tool call in flight has no MCP session to forward ${method} to.`,
+      );
+    return call.onRequest(method, (params ?? {}) as Record<string, unknown>, signal);
+  }
+}
+
+function refused(message: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.InvalidRequest, message);
+}
