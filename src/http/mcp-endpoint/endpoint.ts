@@ -87,6 +87,8 @@ export function mountMcpEndpoint(
           );
       });
     },
+    setLevel: (tenant, serverId, level) =>
+      s.mcp!.readUpstream(tenant, serverId, (c, t) => c.setLoggingLevel(level, t)),
     ...(s.mcp ? { watchUpstreams: (w: McpWatcher) => s.mcp!.watch(w) } : {}),
     onError: (err, what) => app.log.warn({ err }, `MCP notifications: ${what} failed`),
   });

@@ -45,6 +45,8 @@ export interface LiveSessionsOptions {
   feed: OutboxFeed;
   /** Changes a server's subscription upstream (this node's pooled connection). */
   subscribe: UpstreamSubscribe;
+  /** Asks a server for log messages of `level` and above (this node's pooled connection). */
+  setLevel?: (tenant: string, serverId: string, level: LoggingLevel) => Promise<void>;
   /**
    * Watches this node's upstream servers (changes, notices) while sessions are open; returns the
    * unwatch. Absent: no upstream servers.
@@ -183,6 +185,36 @@ export class LiveSessions {
     await this.options.subscribe(tenant, key.slice(0, cut), key.slice(cut + 1), false);
   }
 
+  /**
+   * A new connection to the server (a reconnect) is asked again for what this node's sessions
+   * asked of the previous one: each resource they subscribed to, and the most detailed log level
+   * of the sessions that reach it. A failure is reported, not retried (the next reconnect tries).
+   */
+  private async restore(server: McpServerRecord): Promise<void> {
+    const prefix = `${server.tenant} ${server.id} `;
+    const work: Promise<void>[] = [];
+    for (const key of this.upstreamSubs.keys())
+      if (key.startsWith(prefix))
+        work.push(this.options.subscribe(server.tenant, server.id, key.slice(prefix.length), true));
+    const setLevel = this.options.setLevel;
+    if (setLevel) {
+      work.push(
+        (async () => {
+          let best: LoggingLevel | null = null;
+          for (const e of [...(this.byTenant.get(server.tenant) ?? [])]) {
+            const l = e.session.level;
+            if (l === null || (best !== null && rank(l) >= rank(best))) continue;
+            if (await e.session.reaches(server.id)) best = l;
+          }
+          if (best !== null) await setLevel(server.tenant, server.id, best);
+        })(),
+      );
+    }
+    for (const r of await Promise.allSettled(work))
+      if (r.status === 'rejected')
+        this.options.onError(r.reason, 'restoring subscriptions and log level after a reconnect');
+  }
+
   private remove(e: Entry): void {
     if (!this.entries.delete(e)) return;
     const tenant = e.session.tenant;
@@ -203,6 +235,7 @@ export class LiveSessions {
       this.options.watchUpstreams?.({
         changed: (tenant) => this.toolsMayHaveChanged(tenant),
         notice: (server, notice) => void this.notice(server, notice),
+        connected: (server) => void this.restore(server),
       }) ?? null;
     this.unfollow = this.options.feed.subscribe(() => void this.pump());
     void this.options.feed.head().then(
