@@ -1,5 +1,5 @@
 import { EventType } from '../../core/index.js';
-import type { OutboxFeed } from '../../core/index.js';
+import type { StoredEvent } from '../../core/index.js';
 import { LOGGING_LEVELS } from '../../mcp/index.js';
 import type { LoggingLevel, McpServerRecord, McpWatcher, UpstreamNotice } from '../../mcp/index.js';
 
@@ -13,8 +13,6 @@ const TOOL_EVENTS: ReadonlySet<string> = new Set([
   EventType.McpServerStateChanged,
   EventType.McpToolUnbound,
 ]);
-
-const BATCH = 500;
 
 /** One open MCP session of this node, as the notifications see it. */
 export interface LiveSession {
@@ -41,8 +39,12 @@ export type UpstreamSubscribe = (
 
 /** Options of {@link LiveSessions}. */
 export interface LiveSessionsOptions {
-  /** The outbox: its tool events make sessions of their tenant check their tools again. */
-  feed: OutboxFeed;
+  /**
+   * Follows the outbox (the event stream hub's shared read): calls the listener with each event
+   * committed from now on, returns the removal. Tool events make sessions of their tenant check
+   * their tools again.
+   */
+  events: (listener: (e: StoredEvent) => void) => () => void;
   /** Changes a server's subscription upstream (this node's pooled connection). */
   subscribe: UpstreamSubscribe;
   /** Asks a server for log messages of `level` and above (this node's pooled connection). */
@@ -74,11 +76,8 @@ export class LiveSessions {
   private readonly byTenant = new Map<string, Set<Entry>>();
   /** Sessions subscribed to each `<tenant> <server> <uri>` upstream, on this node. */
   private readonly upstreamSubs = new Map<string, number>();
-  private cursor: number | null = null;
   private unfollow: (() => void) | null = null;
   private unwatch: (() => void) | null = null;
-  private reading = false;
-  private again = false;
   /** Tenants waiting for a check, and whether one runs. */
   private readonly dirty = new Set<string>();
   private checking = false;
@@ -106,7 +105,6 @@ export class LiveSessions {
     this.unfollow = null;
     this.unwatch?.();
     this.unwatch = null;
-    this.cursor = null;
   }
 
   /** The tenant's agents' tools may have changed: each of its sessions checks its list again. */
@@ -229,7 +227,7 @@ export class LiveSessions {
     if (this.entries.size === 0) this.close();
   }
 
-  /** The first session came: follow the outbox from its head, and the upstream servers. */
+  /** The first session came: follow the outbox and the upstream servers. */
   private begin(): void {
     this.unwatch =
       this.options.watchUpstreams?.({
@@ -237,40 +235,9 @@ export class LiveSessions {
         notice: (server, notice) => void this.notice(server, notice),
         connected: (server) => void this.restore(server),
       }) ?? null;
-    this.unfollow = this.options.feed.subscribe(() => void this.pump());
-    void this.options.feed.head().then(
-      (head) => {
-        if (this.unfollow) this.cursor ??= head;
-      },
-      (err: unknown) => this.options.onError(err, 'reading the outbox'),
-    );
-  }
-
-  /** Reads the events committed since the cursor; tenants with tool events are checked. */
-  private async pump(): Promise<void> {
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = true;
-    try {
-      do {
-        this.again = false;
-        let batch;
-        do {
-          if (this.cursor === null) return;
-          batch = await this.options.feed.since(this.cursor, BATCH);
-          for (const e of batch) {
-            if (TOOL_EVENTS.has(e.type)) this.toolsMayHaveChanged(e.tenant);
-            if (this.cursor !== null) this.cursor = e.seq;
-          }
-        } while (batch.length === BATCH);
-      } while (this.again);
-    } catch (err) {
-      this.options.onError(err, 'reading the outbox');
-    } finally {
-      this.reading = false;
-    }
+    this.unfollow = this.options.events((e) => {
+      if (TOOL_EVENTS.has(e.type)) this.toolsMayHaveChanged(e.tenant);
+    });
   }
 
   /** Checks the dirty tenants' sessions, one tenant at a time, until none is left. */
