@@ -77,6 +77,26 @@ async function askedSession(answers: {
   return { client, seen };
 }
 
+/** The JSON-RPC messages of an event stream, as they come. */
+async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let cut: number;
+    while ((cut = buffered.indexOf('\n\n')) >= 0) {
+      const event = buffered.slice(0, cut);
+      buffered = buffered.slice(cut + 2);
+      const data = event
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('');
+      if (data) yield JSON.parse(data);
+    }
+  }
+}
+
 const texts = (r: CallToolResult) =>
   r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 
@@ -140,6 +160,62 @@ describe('sampling and elicitation of an upstream', () => {
       outcome: 'answered',
       answer: { action: 'accept', content: { name: 'Ada Lovelace', check: true } },
     });
+  });
+
+  it("sends it on the call's own answer stream (no GET stream open) and takes the answer by POST", async () => {
+    const post = (body: unknown, session?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${agent}`,
+          accept: 'application/json, text/event-stream',
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2025-11-25',
+          ...(session ? { 'mcp-session-id': session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { sampling: {} },
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    });
+    await init.text();
+    const session = init.headers.get('mcp-session-id')!;
+    expect(
+      (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status,
+    ).toBe(202);
+    const call = await post(
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: SAMPLE, arguments: { prompt: 'raw' } },
+      },
+      session,
+    );
+    const messages = sseMessages(call.body!);
+    const next = async () => (await messages.next()).value as Record<string, unknown>;
+    let m = await next();
+    while (m.method !== 'sampling/createMessage') m = await next();
+    const answer = await post(
+      {
+        jsonrpc: '2.0',
+        id: m.id,
+        result: { role: 'assistant', content: { type: 'text', text: 'raw answer' }, model: 'raw' },
+      },
+      session,
+    );
+    expect(answer.status).toBe(202);
+    do m = await next();
+    while (m.id !== 7);
+    expect(JSON.stringify(m.result)).toContain('raw answer');
+    await messages.return(undefined);
   });
 
   it('refuses a session whose client did not declare the capability: the tool errs', async () => {
