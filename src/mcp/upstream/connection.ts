@@ -78,7 +78,7 @@ export class UpstreamConnection {
       { capabilities: FORWARDING_CAPABILITIES },
     );
     const c = new UpstreamConnection(client, transport, options, launched);
-    c.inFlight.install(client);
+    c.inFlight.install(client, (params) => c.redactor.redactJson(params).value);
     if (isStdio(transport)) transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
     // The SDK keeps a handler set before connect() and calls it first; with no reconnection
     // (`maxRetries: 0`) a dropped HTTP stream surfaces here, never through onclose.

@@ -33,9 +33,15 @@ interface InFlight {
  */
 export class CallsInFlight {
   private readonly calls = new Set<InFlight>();
+  private redact: (params: unknown) => unknown = (p) => p;
 
-  /** Sets the request handlers on `client` (before it connects; see {@link FORWARDING_CAPABILITIES}). */
-  install(client: Client): void {
+  /**
+   * Sets the request handlers on `client` (before it connects; see
+   * {@link FORWARDING_CAPABILITIES}); what is forwarded is `redact`ed first (the connection's
+   * credentials and known secret shapes never reach the caller).
+   */
+  install(client: Client, redact: (params: unknown) => unknown = (p) => p): void {
+    this.redact = redact;
     client.setRequestHandler('sampling/createMessage', async (request, ctx) => {
       const answer = await this.route('sampling/createMessage', request.params, ctx.mcpReq.signal);
       return answer as CreateMessageResult;
@@ -72,7 +78,7 @@ export class CallsInFlight {
       throw refused(
         `The caller of the tool call in flight has no MCP session to forward ${method} to.`,
       );
-    return call.onRequest(method, (params ?? {}) as Record<string, unknown>, signal);
+    return call.onRequest(method, this.redact(params ?? {}) as Record<string, unknown>, signal);
   }
 }
 

@@ -16,7 +16,7 @@ function installed(): { calls: CallsInFlight; ask: (method: string) => Promise<u
     setRequestHandler: (method: string, h: Handler) => handlers.set(method, h),
   } as unknown as Client;
   const calls = new CallsInFlight();
-  calls.install(client);
+  calls.install(client, (p) => JSON.parse(JSON.stringify(p).replace('"q":1', '"q":"[redacted]"')));
   const signal = new AbortController().signal;
   return {
     calls,
@@ -34,7 +34,8 @@ describe('CallsInFlight', () => {
       return Promise.resolve({ ok: true });
     });
     await expect(ask('elicitation/create')).resolves.toEqual({ ok: true });
-    expect(seen).toEqual([['elicitation/create', { q: 1 }]]);
+    // What the upstream sent, redacted (the connection's redactor in the gateway).
+    expect(seen).toEqual([['elicitation/create', { q: '[redacted]' }]]);
     const other = calls.track();
     await expect(ask('sampling/createMessage')).rejects.toThrow(/which of the 2 tool calls/);
     done();
