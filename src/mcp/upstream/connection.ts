@@ -177,7 +177,9 @@ export class UpstreamConnection {
 
   /** Reads one resource, fresh. @throws Error on failure or an upstream protocol error. */
   readResource(uri: string, timeoutMs: number): Promise<ReadResourceResult> {
-    return this.client.readResource({ uri }, { timeout: timeoutMs, cacheMode: 'bypass' });
+    return this.tracked(() =>
+      this.client.readResource({ uri }, { timeout: timeoutMs, cacheMode: 'bypass' }),
+    );
   }
 
   /** The server's prompts (every page); empty when it has no prompts capability. */
@@ -192,9 +194,8 @@ export class UpstreamConnection {
     args: Record<string, string> | undefined,
     timeoutMs: number,
   ): Promise<GetPromptResult> {
-    return this.client.getPrompt(
-      { name, ...(args ? { arguments: args } : {}) },
-      { timeout: timeoutMs },
+    return this.tracked(() =>
+      this.client.getPrompt({ name, ...(args ? { arguments: args } : {}) }, { timeout: timeoutMs }),
     );
   }
 
@@ -204,7 +205,7 @@ export class UpstreamConnection {
    */
   async complete(params: CompleteRequest['params'], timeoutMs: number): Promise<CompleteResult> {
     if (!this.client.getServerCapabilities()?.completions) return { completion: { values: [] } };
-    return this.client.complete(params, { timeout: timeoutMs });
+    return this.tracked(() => this.client.complete(params, { timeout: timeoutMs }));
   }
 
   /**
@@ -274,6 +275,20 @@ export class UpstreamConnection {
         isClosed: () => this.isClosed,
         stderrNote: () => this.stderrNote(),
       });
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * Runs an agent's request (a read, a prompt, a completion) as one in flight: a sampling or
+   * elicitation request the server sends meanwhile may be this one's, so it is forwarded to no
+   * tool call's caller (see {@link CallsInFlight}); it is refused.
+   */
+  private async tracked<T>(request: () => Promise<T>): Promise<T> {
+    const done = this.inFlight.track();
+    try {
+      return await request();
     } finally {
       done();
     }

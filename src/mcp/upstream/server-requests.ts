@@ -20,6 +20,7 @@ export type ServerRequestHandler = (
   signal: AbortSignal,
 ) => Promise<Record<string, unknown>>;
 
+/** A request in flight: a tool call (with its handler) or an agent's read, prompt, completion. */
 interface InFlight {
   onRequest?: ServerRequestHandler;
 }
@@ -52,7 +53,10 @@ export class CallsInFlight {
     });
   }
 
-  /** Tracks one call until the returned function is called. */
+  /**
+   * Tracks one request until the returned function is called: a tool call with the handler of
+   * its server requests, or (without) a request that takes none.
+   */
   track(onRequest?: ServerRequestHandler): () => void {
     const call: InFlight = onRequest ? { onRequest } : {};
     this.calls.add(call);
@@ -76,7 +80,7 @@ export class CallsInFlight {
     const [call] = this.calls;
     if (!call?.onRequest)
       throw refused(
-        `The caller of the tool call in flight has no MCP session to forward ${method} to.`,
+        `Gatehouse forwards ${method} only during a tool call; what is in flight on this connection is an agent's read, prompt or completion.`,
       );
     return call.onRequest(method, this.redact(params ?? {}) as Record<string, unknown>, signal);
   }
