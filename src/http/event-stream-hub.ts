@@ -70,6 +70,8 @@ export class EventStreamHub {
   private again = false;
   private unsubscribe: (() => void) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  /** Told of every event the shared read dispatches (see {@link listen}). */
+  private readonly listeners = new Set<(e: StoredEvent) => void>();
 
   constructor(private readonly options: EventStreamHubOptions) {}
 
@@ -116,6 +118,20 @@ export class EventStreamHub {
       this.drop(c, 'failed');
       this.options.onError?.(err);
     }
+  }
+
+  /**
+   * Calls `listener` with each event committed from now on, of every tenant, from the same shared
+   * read as the streams (the hub reads while it has a stream or a listener); returns the removal.
+   * A listener that throws is reported to `onError` and stays.
+   */
+  listen(listener: (e: StoredEvent) => void): () => void {
+    this.listeners.add(listener);
+    if (this.listeners.size === 1 && this.clients.size === 0) this.begin();
+    return () => {
+      if (this.listeners.delete(listener) && this.listeners.size === 0 && this.clients.size === 0)
+        this.end();
+    };
   }
 
   /** Closes every stream and stops reading. Safe to call twice. */
@@ -165,7 +181,7 @@ export class EventStreamHub {
     mine.add(c);
     this.byPrincipal.set(c.principal, principalCount + 1);
     res.on('close', () => this.remove(c));
-    if (this.clients.size === 1) this.begin();
+    if (this.clients.size === 1 && this.listeners.size === 0) this.begin();
     return c;
   }
 
@@ -196,7 +212,7 @@ export class EventStreamHub {
     c.pendingBytes = 0;
   }
 
-  /** The first client arrived: learn where the outbox stands, listen for commits, beat. */
+  /** The first client or listener arrived: learn where the outbox stands, listen for commits, beat. */
   private begin(): void {
     const epoch = this.epoch;
     this.unsubscribe = this.options.feed.subscribe(() => void this.pump());
@@ -245,6 +261,13 @@ export class EventStreamHub {
   // The loops over clients iterate the sets themselves: a client removed during the loop is
   // simply not visited (deleting from a Set while iterating it is safe).
   private dispatch(e: StoredEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch (err) {
+        this.options.onError?.(err);
+      }
+    }
     const clients = this.byTenant.get(e.tenant);
     if (!clients) return;
     let frame: Frame | undefined;
@@ -316,10 +339,10 @@ export class EventStreamHub {
     else this.byPrincipal.delete(c.principal);
     end?.();
     c.wake?.();
-    if (this.clients.size === 0) this.end();
+    if (this.clients.size === 0 && this.listeners.size === 0) this.end();
   }
 
-  /** The last client left: stop reading until the next one comes. */
+  /** The last client and listener left: stop reading until the next one comes. */
   private end(): void {
     this.epoch += 1;
     this.cursor = null;

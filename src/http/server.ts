@@ -212,6 +212,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     ...o.mcp,
     ...(streamBufferBytes !== undefined ? { streamBufferBytes } : {}),
     version: o.version,
+    events: (listener) => hub.listen(listener),
   });
 
   // A route added without its description or its access is a bug: the gateway refuses to start.

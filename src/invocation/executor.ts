@@ -1,4 +1,4 @@
-import type { CallerChannel } from './invocation-telemetry.js';
+import type { CallerChannel, CallerInteraction } from './invocation-telemetry.js';
 import { AbortReason, FailureCode } from '../core/index.js';
 import type { Environment, SideEffectClass } from '../core/index.js';
 import type { EgressDecision } from '../egress/index.js';
@@ -68,6 +68,8 @@ export interface ExecutionRequest {
   redactAlso: (values: BrokeredValue[], redactor?: Redactor) => void;
   /** The caller's live channel, when the caller waits on one (see {@link CallerChannel}). */
   caller?: CallerChannel;
+  /** Records a request the tool sent its caller (through `caller.ask`, or refused) in the trace. */
+  onInteraction?: (interaction: CallerInteraction) => void;
 }
 
 /**

@@ -35,5 +35,10 @@ export type { CapturedStream, StreamRedaction } from './output-capture.js';
 export type { ExecutionLease } from './executor.js';
 export { PendingOutcomes } from './pending-outcomes.js';
 export type { PendingOutcomesOptions } from './pending-outcomes.js';
-export { InvocationTrace, noopTracer } from './invocation-telemetry.js';
-export type { CallerChannel, InvocationLog, InvocationTelemetry } from './invocation-telemetry.js';
+export { CallerRefusal, InvocationTrace, noopTracer } from './invocation-telemetry.js';
+export type {
+  CallerChannel,
+  CallerInteraction,
+  InvocationLog,
+  InvocationTelemetry,
+} from './invocation-telemetry.js';

@@ -37,6 +37,40 @@ export interface InvocationTelemetry {
 export interface CallerChannel {
   /** The tool's progress; set only when the caller asked for it (an MCP `progressToken`). */
   progress?: (p: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * Sends a request of the tool to the caller (an MCP upstream's `sampling/createMessage` or
+   * `elicitation/create`) and resolves with the caller's answer. Rejects with a
+   * {@link CallerRefusal} when the caller cannot take it (its client did not declare the
+   * capability), else with the caller's error or a timeout after `timeoutMs`.
+   */
+  ask?: (
+    request: { method: string; params: Record<string, unknown> },
+    options: { signal: AbortSignal; timeoutMs: number },
+  ) => Promise<Record<string, unknown>>;
+}
+
+/** A caller's refusal to take a request of the tool: nothing was sent to it. */
+export class CallerRefusal extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CallerRefusal';
+  }
+}
+
+/**
+ * A request a tool sent its caller through the gateway and what became of it, as the call's
+ * trace records it (request and answer bounded; the trace is sanitized like the output).
+ */
+export interface CallerInteraction {
+  method: string;
+  /** ISO 8601 time the request came. */
+  at: string;
+  /** `answered` by the caller, `refused` by the gateway or caller, or `failed` (error, timeout). */
+  outcome: 'answered' | 'refused' | 'failed';
+  request: unknown;
+  answer?: unknown;
+  /** Why it was refused or failed. */
+  error?: string;
 }
 
 /**

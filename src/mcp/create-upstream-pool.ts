@@ -13,7 +13,7 @@ import type { UpstreamPoolOptions } from './upstream/pool.js';
 export function createUpstreamPool(
   o: McpServiceOptions,
   s: McpSettings,
-  on: Pick<UpstreamPoolOptions, 'onListChanged' | 'onLost' | 'onNotice'>,
+  on: Pick<UpstreamPoolOptions, 'onListChanged' | 'onLost' | 'onNotice' | 'onConnected'>,
 ): UpstreamPool {
   return new UpstreamPool({
     connectTimeoutMs: s.requestTimeoutMs,

@@ -34,3 +34,5 @@ export { ChildStdioTransport } from './upstream/child-stdio-transport.js';
 export type { ChildStdioOptions } from './upstream/child-stdio-transport.js';
 export { RecordedReads, ReadRefusal, ReadType } from './recorded-reads.js';
 export type { AuditWriter, ReadRequest, RecordedReadsOptions } from './recorded-reads.js';
+export { FORWARDED_METHODS } from './upstream/server-requests.js';
+export type { ForwardedMethod, ServerRequestHandler } from './upstream/server-requests.js';

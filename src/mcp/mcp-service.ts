@@ -60,6 +60,7 @@ export class McpService {
       onListChanged: (server) => this.scheduleRediscovery(server.tenant, server.id),
       onLost: (server) => this.health.reprobeSoon(server.tenant, server.id),
       onNotice: (server, notice) => this.watchers.notice(server, notice),
+      onConnected: (server) => this.watchers.connected(server),
     });
     const sandboxed = options.stdioLauncher !== undefined;
     const lifecycle = new ServerLifecycle({ store, clock, ids, settings, sandboxed });

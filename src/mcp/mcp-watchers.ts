@@ -10,6 +10,11 @@ export interface McpWatcher {
   changed?(tenant: string): void;
   /** A server told something outside any call: a log message, a resource update. */
   notice?(server: McpServerRecord, notice: UpstreamNotice): void;
+  /**
+   * A connection to the server opened on this node (the first, or a reconnect): it knows nothing
+   * of the subscriptions and log level asked of an earlier one.
+   */
+  connected?(server: McpServerRecord): void;
 }
 
 /** The watchers of one MCP service; a watcher that throws does not stop the others. */
@@ -30,6 +35,11 @@ export class McpWatchers {
   /** See {@link McpWatcher.notice}. */
   notice(server: McpServerRecord, notice: UpstreamNotice): void {
     for (const w of this.watchers) safely(() => w.notice?.(server, notice));
+  }
+
+  /** See {@link McpWatcher.connected}. */
+  connected(server: McpServerRecord): void {
+    for (const w of this.watchers) safely(() => w.connected?.(server));
   }
 }
 

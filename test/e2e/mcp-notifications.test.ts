@@ -254,6 +254,28 @@ describe('logging and resource subscriptions', () => {
     await not.client.callTool({ name: 'everything_updates__1_0_0', arguments: {} });
   });
 
+  it('subscribes again upstream when the upstream reconnects', async () => {
+    const subscribed = await session();
+    await subscribed.client.subscribeResource({ uri: DOC });
+    const pid = await g.gateway.mcp.connectionPid('acme', serverId);
+    expect(pid).not.toBeNull();
+    process.kill(pid!, 'SIGKILL');
+    // The next call opens a new connection, to a new process that knows no subscription but the
+    // one the gateway makes again; the tool starts that process's updates.
+    let r = await subscribed.client.callTool({ name: 'everything_updates__1_0_0', arguments: {} });
+    for (let i = 0; i < 100 && r.isError; i++) {
+      await new Promise((done) => setTimeout(done, 100));
+      r = await subscribed.client.callTool({ name: 'everything_updates__1_0_0', arguments: {} });
+    }
+    expect(r.isError, text(r)).toBeFalsy();
+    expect(await g.gateway.mcp.connectionPid('acme', serverId)).not.toBe(pid);
+    await until(
+      'the update after the reconnect',
+      () => of(subscribed.got, 'notifications/resources/updated').length > 0,
+    );
+    await subscribed.client.callTool({ name: 'everything_updates__1_0_0', arguments: {} });
+  });
+
   it('refuses a subscription to a resource no reachable server lists', async () => {
     const { client } = await session(bystander);
     await expect(client.subscribeResource({ uri: DOC })).rejects.toThrow(/No reachable upstream/);

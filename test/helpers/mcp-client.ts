@@ -1,15 +1,21 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { CallToolResult, ClientOptions } from '@modelcontextprotocol/client';
 
-/** The official SDK client connected to a Gatehouse `/mcp` URL with `token` as bearer token. */
+/**
+ * The official SDK client connected to a Gatehouse `/mcp` URL with `token` as bearer token;
+ * `prepare` sets its handlers before it connects.
+ */
 export async function connectMcp(
   url: string,
   token: string,
+  options?: ClientOptions,
+  prepare?: (client: Client) => void,
 ): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
-  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' });
+  const client = new Client({ name: 'gatehouse-e2e', version: '1.0.0' }, options);
+  prepare?.(client);
   await client.connect(transport);
   return { client, transport };
 }

@@ -8,6 +8,8 @@ import type {
 import type { ToolDescriptor } from '../../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { boundOutput } from './bound-output.js';
+import { DEFAULT_FORWARDING, forwardRequests } from './forwarded-requests.js';
+import type { ForwardingBounds } from './forwarded-requests.js';
 import { mcpExecution } from '../../mcp/index.js';
 import type { McpService, UpstreamCallOutcome } from '../../mcp/index.js';
 
@@ -16,17 +18,21 @@ export interface McpExecutorOptions {
   mcp: McpService;
   /** Largest output kept, in bytes of JSON; longer text is cut and the output says so. */
   maxOutputBytes?: number;
+  /** Bounds of the sampling and elicitation requests an upstream sends a call's caller. */
+  forwarding?: Partial<ForwardingBounds>;
 }
 
 /**
  * Runs tools of kind `mcp` on their upstream server: only a bound tool of an active server, with
  * the digest the maintainer approved. The call has the request's timeout and is cancelled
- * upstream on abort. A tool error result is the tool's answer (`observed`); a call that was sent
+ * upstream on abort. The upstream's sampling and elicitation requests while it serves the call go
+ * to the call's caller, bounded and recorded (see {@link forwardRequests}). A tool error result is the tool's answer (`observed`); a call that was sent
  * and got no answer is `uncertain` unless its class is read.
  */
 export class McpExecutor implements Executor {
   private readonly mcp: McpService;
   private readonly maxOutputBytes: number;
+  private readonly forwarding: ForwardingBounds;
   readonly lease: LeaseNeed = {
     kind: 'none',
     why: 'MCP tools run in their upstream server, not in a per-call sandbox',
@@ -35,6 +41,7 @@ export class McpExecutor implements Executor {
   constructor(options: McpExecutorOptions) {
     this.mcp = options.mcp;
     this.maxOutputBytes = options.maxOutputBytes ?? 1024 * 1024;
+    this.forwarding = { ...DEFAULT_FORWARDING, ...options.forwarding };
   }
 
   check(descriptor: ToolDescriptor): string | null {
@@ -57,6 +64,7 @@ export class McpExecutor implements Executor {
       timeoutMs: req.timeoutMs,
       signal: req.signal,
       ...(req.caller?.progress ? { onProgress: req.caller.progress } : {}),
+      onRequest: forwardRequests(req, this.forwarding),
     });
     return this.report(outcome);
   }

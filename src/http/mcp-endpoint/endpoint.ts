@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, GatehouseError } from '../../core/index.js';
+import type { StoredEvent } from '../../core/index.js';
 import type { Principal } from '../../tenancy/index.js';
 import type { Grant } from '../access.js';
 import { jsonRpcRefusal } from './errors.js';
@@ -65,7 +66,11 @@ const FORWARDED = [
 export function mountMcpEndpoint(
   app: FastifyInstance,
   s: GatewayServices,
-  o: McpEndpointOptions & { version: string },
+  o: McpEndpointOptions & {
+    version: string;
+    /** Follows the outbox: the event stream hub's shared read (see `EventStreamHub.listen`). */
+    events: (listener: (e: StoredEvent) => void) => () => void;
+  },
 ): void {
   const sessions = new Map<string, Session>();
   const principals = new WeakMap<FastifyRequest, { principal: Principal; grant: Grant }>();
@@ -76,7 +81,7 @@ export function mountMcpEndpoint(
   const reviving = new Map<string, Promise<void>>();
 
   const live = new LiveSessions({
-    feed: s.events,
+    events: o.events,
     subscribe: async (tenant, serverId, uri, on) => {
       await s.mcp!.readUpstream(tenant, serverId, async (c, t) => {
         if (c.offersSubscriptions) return c.subscribeResource(uri, on, t);
@@ -87,6 +92,8 @@ export function mountMcpEndpoint(
           );
       });
     },
+    setLevel: (tenant, serverId, level) =>
+      s.mcp!.readUpstream(tenant, serverId, (c, t) => c.setLoggingLevel(level, t)),
     ...(s.mcp ? { watchUpstreams: (w: McpWatcher) => s.mcp!.watch(w) } : {}),
     onError: (err, what) => app.log.warn({ err }, `MCP notifications: ${what} failed`),
   });

@@ -1,5 +1,5 @@
 import { EventType } from '../../core/index.js';
-import type { OutboxFeed } from '../../core/index.js';
+import type { StoredEvent } from '../../core/index.js';
 import { LOGGING_LEVELS } from '../../mcp/index.js';
 import type { LoggingLevel, McpServerRecord, McpWatcher, UpstreamNotice } from '../../mcp/index.js';
 
@@ -13,8 +13,6 @@ const TOOL_EVENTS: ReadonlySet<string> = new Set([
   EventType.McpServerStateChanged,
   EventType.McpToolUnbound,
 ]);
-
-const BATCH = 500;
 
 /** One open MCP session of this node, as the notifications see it. */
 export interface LiveSession {
@@ -41,10 +39,16 @@ export type UpstreamSubscribe = (
 
 /** Options of {@link LiveSessions}. */
 export interface LiveSessionsOptions {
-  /** The outbox: its tool events make sessions of their tenant check their tools again. */
-  feed: OutboxFeed;
+  /**
+   * Follows the outbox (the event stream hub's shared read): calls the listener with each event
+   * committed from now on, returns the removal. Tool events make sessions of their tenant check
+   * their tools again.
+   */
+  events: (listener: (e: StoredEvent) => void) => () => void;
   /** Changes a server's subscription upstream (this node's pooled connection). */
   subscribe: UpstreamSubscribe;
+  /** Asks a server for log messages of `level` and above (this node's pooled connection). */
+  setLevel?: (tenant: string, serverId: string, level: LoggingLevel) => Promise<void>;
   /**
    * Watches this node's upstream servers (changes, notices) while sessions are open; returns the
    * unwatch. Absent: no upstream servers.
@@ -72,11 +76,8 @@ export class LiveSessions {
   private readonly byTenant = new Map<string, Set<Entry>>();
   /** Sessions subscribed to each `<tenant> <server> <uri>` upstream, on this node. */
   private readonly upstreamSubs = new Map<string, number>();
-  private cursor: number | null = null;
   private unfollow: (() => void) | null = null;
   private unwatch: (() => void) | null = null;
-  private reading = false;
-  private again = false;
   /** Tenants waiting for a check, and whether one runs. */
   private readonly dirty = new Set<string>();
   private checking = false;
@@ -104,7 +105,6 @@ export class LiveSessions {
     this.unfollow = null;
     this.unwatch?.();
     this.unwatch = null;
-    this.cursor = null;
   }
 
   /** The tenant's agents' tools may have changed: each of its sessions checks its list again. */
@@ -183,6 +183,36 @@ export class LiveSessions {
     await this.options.subscribe(tenant, key.slice(0, cut), key.slice(cut + 1), false);
   }
 
+  /**
+   * A new connection to the server (a reconnect) is asked again for what this node's sessions
+   * asked of the previous one: each resource they subscribed to, and the most detailed log level
+   * of the sessions that reach it. A failure is reported, not retried (the next reconnect tries).
+   */
+  private async restore(server: McpServerRecord): Promise<void> {
+    const prefix = `${server.tenant} ${server.id} `;
+    const work: Promise<void>[] = [];
+    for (const key of this.upstreamSubs.keys())
+      if (key.startsWith(prefix))
+        work.push(this.options.subscribe(server.tenant, server.id, key.slice(prefix.length), true));
+    const setLevel = this.options.setLevel;
+    if (setLevel) {
+      work.push(
+        (async () => {
+          let best: LoggingLevel | null = null;
+          for (const e of [...(this.byTenant.get(server.tenant) ?? [])]) {
+            const l = e.session.level;
+            if (l === null || (best !== null && rank(l) >= rank(best))) continue;
+            if (await e.session.reaches(server.id)) best = l;
+          }
+          if (best !== null) await setLevel(server.tenant, server.id, best);
+        })(),
+      );
+    }
+    for (const r of await Promise.allSettled(work))
+      if (r.status === 'rejected')
+        this.options.onError(r.reason, 'restoring subscriptions and log level after a reconnect');
+  }
+
   private remove(e: Entry): void {
     if (!this.entries.delete(e)) return;
     const tenant = e.session.tenant;
@@ -197,47 +227,17 @@ export class LiveSessions {
     if (this.entries.size === 0) this.close();
   }
 
-  /** The first session came: follow the outbox from its head, and the upstream servers. */
+  /** The first session came: follow the outbox and the upstream servers. */
   private begin(): void {
     this.unwatch =
       this.options.watchUpstreams?.({
         changed: (tenant) => this.toolsMayHaveChanged(tenant),
         notice: (server, notice) => void this.notice(server, notice),
+        connected: (server) => void this.restore(server),
       }) ?? null;
-    this.unfollow = this.options.feed.subscribe(() => void this.pump());
-    void this.options.feed.head().then(
-      (head) => {
-        if (this.unfollow) this.cursor ??= head;
-      },
-      (err: unknown) => this.options.onError(err, 'reading the outbox'),
-    );
-  }
-
-  /** Reads the events committed since the cursor; tenants with tool events are checked. */
-  private async pump(): Promise<void> {
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = true;
-    try {
-      do {
-        this.again = false;
-        let batch;
-        do {
-          if (this.cursor === null) return;
-          batch = await this.options.feed.since(this.cursor, BATCH);
-          for (const e of batch) {
-            if (TOOL_EVENTS.has(e.type)) this.toolsMayHaveChanged(e.tenant);
-            if (this.cursor !== null) this.cursor = e.seq;
-          }
-        } while (batch.length === BATCH);
-      } while (this.again);
-    } catch (err) {
-      this.options.onError(err, 'reading the outbox');
-    } finally {
-      this.reading = false;
-    }
+    this.unfollow = this.options.events((e) => {
+      if (TOOL_EVENTS.has(e.type)) this.toolsMayHaveChanged(e.tenant);
+    });
   }
 
   /** Checks the dirty tenants' sessions, one tenant at a time, until none is left. */

@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext, Tool } from '@modelcontextprotocol/server';
 import { ErrorCode, GatehouseError, requestHash } from '../../core/index.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Principal } from '../../tenancy/index.js';
@@ -15,6 +15,7 @@ import { addScreenshots } from './screenshot-blocks.js';
 import { IDEMPOTENCY_KEY } from '../request-parsing.js';
 import type { GatewayServices } from '../services.js';
 import { callerSpanContext } from '../trace-context.js';
+import { CallerRefusal } from '../../invocation/index.js';
 import type { CallerChannel, InvocationTelemetry } from '../../invocation/index.js';
 
 /** Options of {@link createSessionServer}. */
@@ -161,7 +162,7 @@ export function createSessionServer(options: SessionServerOptions): SessionServe
         ...(approvalId !== undefined ? { approvalId } : {}),
         telemetry: {
           ...telemetryOf(options.log, meta),
-          ...callerOf(meta, (n) => ctx.mcpReq.notify(n)),
+          caller: callerOf(server, meta, ctx.mcpReq),
         },
       });
       const result = recordResult(record, extra);
@@ -203,28 +204,56 @@ function telemetryOf(log: FastifyBaseLogger, meta: Record<string, unknown>): Inv
 }
 
 /**
- * The caller's channel of a call whose `_meta` carries a `progressToken`: the tool's progress is
- * sent on the request's own stream under that token. Nothing else asks for a channel yet.
+ * The caller's channel of one `tools/call`: the tool's progress is sent on the request's own
+ * stream under the `progressToken` of `_meta` (when there is one), and an upstream's sampling and
+ * elicitation requests go to the agent as requests related to the call (on the same stream), when
+ * its client declared the capability.
  */
-function callerOf(
-  meta: Record<string, unknown>,
-  notify: (n: {
-    method: 'notifications/progress';
-    params: Record<string, unknown>;
-  }) => Promise<void>,
-): { caller?: CallerChannel } {
+function callerOf(server: Server, meta: Record<string, unknown>, req: CallRequest): CallerChannel {
   const token = meta.progressToken;
-  if (typeof token !== 'string' && typeof token !== 'number') return {};
   return {
-    caller: {
-      progress: (p) =>
-        void notify({
-          method: 'notifications/progress',
-          params: { progressToken: token, ...p },
-        }).catch(() => undefined),
+    ...(typeof token === 'string' || typeof token === 'number'
+      ? {
+          progress: (p) =>
+            void req
+              .notify({
+                method: 'notifications/progress',
+                params: { progressToken: token, ...p },
+              })
+              .catch(() => undefined),
+        }
+      : {}),
+    ask: async ({ method, params }, { signal, timeoutMs }) => {
+      const caps = server.getClientCapabilities();
+      const options = { signal, timeout: timeoutMs, maxTotalTimeout: timeoutMs };
+      if (method === 'sampling/createMessage') {
+        if (!caps?.sampling)
+          throw new CallerRefusal(
+            "The agent's MCP client did not declare the sampling capability, so Gatehouse cannot forward sampling/createMessage to it.",
+          );
+        return req.send({ method, params }, options);
+      }
+      if (method === 'elicitation/create') {
+        const mode = params.mode === 'url' ? 'url' : 'form';
+        const declared = caps?.elicitation;
+        const can =
+          declared !== undefined &&
+          (mode === 'form'
+            ? declared.form !== undefined || declared.url === undefined
+            : declared.url !== undefined);
+        if (!can)
+          throw new CallerRefusal(
+            `The agent's MCP client did not declare ${mode} elicitation, so Gatehouse cannot forward elicitation/create to it.`,
+          );
+        return req.send({ method, params }, options);
+      }
+      throw new CallerRefusal(`Gatehouse does not forward ${method} to agents.`);
     },
   };
 }
+
+/** What a `tools/call` handler may send its agent: requests and notifications of the call. */
+type CallRequest = Pick<ServerContext['mcpReq'], 'notify' | 'send'>;
 
 /** The closure with each `mcp` tool's upstream name, for a release that keeps them. */
 function withUpstreamNames(

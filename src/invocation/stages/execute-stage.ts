@@ -1,5 +1,6 @@
 import { Redactor } from '../../secrets/index.js';
 import type { Executor, ExecutionResult } from '../executor.js';
+import type { CallerInteraction } from '../invocation-telemetry.js';
 import { judgeExecution } from '../execution-verdict.js';
 import type { OutputCapture } from '../output-capture.js';
 import type { ClassifiedContext } from '../pipeline-context.js';
@@ -38,6 +39,7 @@ export async function executeStage(
     timeoutMs,
   );
   const { record } = ctx;
+  const interactions: CallerInteraction[] = [];
   const report = await executor
     .execute({
       invocationId: record.id,
@@ -55,6 +57,7 @@ export async function executeStage(
       ...(ctx.held ? { lease: ctx.held.execution } : {}),
       ...(ctx.credentials ? { headers: ctx.credentials.headers } : {}),
       onEgress: (decision) => ctx.egress.push(decision),
+      onInteraction: (i) => interactions.push(i),
       ...(storeArtifact ? { storeArtifact } : {}),
       ...(ctx.telemetry?.caller ? { caller: ctx.telemetry.caller } : {}),
       capture: () => {
@@ -73,12 +76,24 @@ export async function executeStage(
   const result = judgeExecution(report, effectiveClass);
   ctx.execution = result;
   const egress = ctx.egress;
-  if (egress.length === 0) return { outcome: 'continue', reason: describe(result) };
-  const refused = egress.filter((d) => !d.allowed).length;
+  const notes = [describe(result)];
+  const details: Record<string, unknown> = {};
+  if (egress.length > 0) {
+    const refused = egress.filter((d) => !d.allowed).length;
+    notes.push(`egress: ${egress.length - refused} connection(s) allowed, ${refused} refused`);
+    details.egress = egress;
+  }
+  if (interactions.length > 0) {
+    const answered = interactions.filter((i) => i.outcome === 'answered').length;
+    notes.push(
+      `requests of the tool to the caller: ${answered} answered, ${interactions.length - answered} not`,
+    );
+    details.interactions = interactions;
+  }
   return {
     outcome: 'continue',
-    reason: `${describe(result)}; egress: ${egress.length - refused} connection(s) allowed, ${refused} refused`,
-    details: { egress },
+    reason: notes.join('; '),
+    ...(Object.keys(details).length > 0 ? { details } : {}),
   };
 }
 

@@ -29,6 +29,8 @@ import type {
 import { discoverLists, listDiscoveredTools } from './discovery.js';
 import type { DiscoveredLists } from './discovery.js';
 import { createTransport, isStdio } from './transport.js';
+import { CallsInFlight, FORWARDING_CAPABILITIES } from './server-requests.js';
+import type { ServerRequestHandler } from './server-requests.js';
 
 /** A progress notification of a call, as the upstream sent it (its message redacted). */
 export interface CallProgress {
@@ -50,6 +52,7 @@ export class UpstreamConnection {
   private released = false;
   /** True once the handshake completed: only then is an end a loss to report. */
   private opened = false;
+  private readonly inFlight = new CallsInFlight();
 
   private constructor(
     private readonly client: Client,
@@ -70,8 +73,12 @@ export class UpstreamConnection {
    */
   static async open(options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
     const { transport, launched } = await createTransport(options);
-    const client = new Client({ name: 'gatehouse', version: '0.1.0' }, { capabilities: {} });
+    const client = new Client(
+      { name: 'gatehouse', version: '0.1.0' },
+      { capabilities: FORWARDING_CAPABILITIES },
+    );
     const c = new UpstreamConnection(client, transport, options, launched);
+    c.inFlight.install(client, (params) => c.redactor.redactJson(params).value);
     if (isStdio(transport)) transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
     // The SDK keeps a handler set before connect() and calls it first; with no reconnection
     // (`maxRetries: 0`) a dropped HTTP stream surfaces here, never through onclose.
@@ -170,7 +177,9 @@ export class UpstreamConnection {
 
   /** Reads one resource, fresh. @throws Error on failure or an upstream protocol error. */
   readResource(uri: string, timeoutMs: number): Promise<ReadResourceResult> {
-    return this.client.readResource({ uri }, { timeout: timeoutMs, cacheMode: 'bypass' });
+    return this.tracked(() =>
+      this.client.readResource({ uri }, { timeout: timeoutMs, cacheMode: 'bypass' }),
+    );
   }
 
   /** The server's prompts (every page); empty when it has no prompts capability. */
@@ -185,9 +194,8 @@ export class UpstreamConnection {
     args: Record<string, string> | undefined,
     timeoutMs: number,
   ): Promise<GetPromptResult> {
-    return this.client.getPrompt(
-      { name, ...(args ? { arguments: args } : {}) },
-      { timeout: timeoutMs },
+    return this.tracked(() =>
+      this.client.getPrompt({ name, ...(args ? { arguments: args } : {}) }, { timeout: timeoutMs }),
     );
   }
 
@@ -197,7 +205,7 @@ export class UpstreamConnection {
    */
   async complete(params: CompleteRequest['params'], timeoutMs: number): Promise<CompleteResult> {
     if (!this.client.getServerCapabilities()?.completions) return { completion: { values: [] } };
-    return this.client.complete(params, { timeout: timeoutMs });
+    return this.tracked(() => this.client.complete(params, { timeout: timeoutMs }));
   }
 
   /**
@@ -223,16 +231,24 @@ export class UpstreamConnection {
   /**
    * Calls a tool. Never throws: says whether the request was sent and whether an answer came.
    * Timeout and abort cancel the request upstream (`notifications/cancelled`). With `onProgress`
-   * the request carries a progress token and the server's progress notifications reach it.
+   * the request carries a progress token and the server's progress notifications reach it. With
+   * `onRequest`, the server's sampling and elicitation requests while this is the only call in
+   * flight on the connection are answered by it (see {@link CallsInFlight}).
    */
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { timeoutMs: number; signal: AbortSignal; onProgress?: (p: CallProgress) => void },
+    options: {
+      timeoutMs: number;
+      signal: AbortSignal;
+      onProgress?: (p: CallProgress) => void;
+      onRequest?: ServerRequestHandler;
+    },
   ): Promise<UpstreamCallOutcome> {
     const unsent = unsendable(options.signal, this.isClosed);
     if (unsent) return unsent;
     const onProgress = options.onProgress;
+    const done = this.inFlight.track(options.onRequest);
     try {
       const result = await this.client.callTool(
         { name, arguments: args },
@@ -259,6 +275,22 @@ export class UpstreamConnection {
         isClosed: () => this.isClosed,
         stderrNote: () => this.stderrNote(),
       });
+    } finally {
+      done();
+    }
+  }
+
+  /**
+   * Runs an agent's request (a read, a prompt, a completion) as one in flight: a sampling or
+   * elicitation request the server sends meanwhile may be this one's, so it is forwarded to no
+   * tool call's caller (see {@link CallsInFlight}); it is refused.
+   */
+  private async tracked<T>(request: () => Promise<T>): Promise<T> {
+    const done = this.inFlight.track();
+    try {
+      return await request();
+    } finally {
+      done();
     }
   }
 

@@ -22,6 +22,11 @@ export interface UpstreamPoolOptions {
    * not complete (that is a failed attempt `get` throws).
    */
   onLost?: (server: McpServerRecord) => void;
+  /**
+   * Called when a connection to the server opened (the first, or one after a lost one): what was
+   * asked of the previous one (subscriptions, log level) is not known to this one.
+   */
+  onConnected?: (server: McpServerRecord) => void;
   now: () => number;
   /**
    * Issues the credentials a server's transport declares, for one connection (null when it
@@ -102,6 +107,7 @@ export class UpstreamPool {
       entry.conn = conn;
       entry.attempts = 0;
       entry.nextAttemptAt = 0;
+      this.options.onConnected?.(server);
       return { conn, fresh: true };
     } catch (err) {
       entry.attempts += 1;
