@@ -39,6 +39,7 @@ import { mcpReachOf } from './reach-config.js';
 import { openTracing } from './tracing.js';
 import { checkNodeId, nodeIdOf } from './node-identity.js';
 import { NodeWatch } from './node-watch.js';
+import { reapTakenOverLocally } from './reap-taken-over.js';
 import type { Tracing } from './tracing.js';
 
 /** The version the gateway reports (OpenAPI, MCP, spans' `service.version`). */
@@ -232,7 +233,7 @@ export class Gateway {
         clock,
         nodes: [nodeId, null],
       });
-      await node.startTicking();
+      const takenOver = await node.startTicking();
       const artifacts = new FileArtifactStore(join(config.dataDir, 'artifacts'));
       execution = await openExecution({
         config,
@@ -243,6 +244,7 @@ export class Gateway {
         invocations: store,
         node: nodeId,
       });
+      reapTakenOverLocally(node, execution, logger, takenOver);
       const native = new NativeExecutor();
       deps.nativeHandlers?.(native);
       const broker = execution.broker;

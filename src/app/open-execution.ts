@@ -36,6 +36,11 @@ export interface Execution {
   mcpLauncher?: (server: { tenant: string; id: string }) => StdioLauncher;
   /** Leases reaped at start (orphans of a crash). */
   reapedAtStart: string[];
+  /**
+   * Kills what leases `ids` of another gateway of this host (a dead node this one took over) still
+   * run, and removes their cgroups and bounded workspaces; returns the ids it found anything of.
+   */
+  reapLeftByOthers(ids: readonly string[]): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -73,7 +78,13 @@ export async function openExecution(options: {
     ['browser', new BrowserExecutor()],
     ['computer-use', new ComputerUseExecutor()],
   ]);
-  const base = { secrets, broker, capacity, executors };
+  const base = {
+    secrets,
+    broker,
+    capacity,
+    executors,
+    reapLeftByOthers: () => Promise.resolve([]),
+  };
   if (!sc.enabled)
     return {
       ...base,
@@ -192,6 +203,12 @@ export async function openExecution(options: {
     mcpLauncher: (server) => mcpSandbox.launcher(server),
     reaper,
     reapedAtStart: [...new Set([...orphans, ...reaped])],
+    reapLeftByOthers: async (ids) => [
+      ...new Set([
+        ...(await sandbox.reapLeftByOthers(ids)),
+        ...(await workspaces.removeLeftByOthers(ids)),
+      ]),
+    ],
     close: async () => {
       reaper.close();
       await computerUse.close();

@@ -108,6 +108,12 @@ export interface Sandbox {
    * removes those cgroups (orphans of a crash); returns the ids reaped. Safe to repeat.
    */
   reapOrphans(): Promise<string[]>;
+  /**
+   * Kills every process of runs `ids` that another gateway of this host left in its cgroups (a
+   * node that died and was taken over by this one), and removes those cgroups; returns the ids
+   * found. Runs of this gateway are not touched. Safe to repeat.
+   */
+  reapLeftByOthers(ids: readonly string[]): Promise<string[]>;
   /** Kills running sandboxes and stops the helper process. Safe to call twice. */
   close(): Promise<void>;
 }

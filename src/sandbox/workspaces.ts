@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { chmod, chown, mkdir, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import { mountTmpfs } from './host-tmpfs.js';
+import { mountTmpfs, unmountAll } from './host-tmpfs.js';
 import { removeTree } from './remove-tree.js';
 
 const run = promisify(execFile);
@@ -130,6 +130,24 @@ export class Workspaces {
     );
   }
 
+  /**
+   * Removes the bounded workspaces of leases `ids` that another gateway of this host left mounted
+   * (a node that died and was taken over by this one): found by their mount point,
+   * `…/workspaces/<id>`, wherever that gateway kept them. Returns the ids found. Safe to repeat.
+   */
+  async removeLeftByOthers(ids: readonly string[]): Promise<string[]> {
+    const wanted = new Set(ids);
+    const found: string[] = [];
+    for (const path of await workspaceMounts()) {
+      const id = basename(path);
+      if (!wanted.has(id) || path === this.pathFor(id)) continue;
+      await unmountAll(path);
+      await removeTree(path);
+      found.push(id);
+    }
+    return found;
+  }
+
   /** The lease ids that have a workspace on disk. */
   async existing(): Promise<string[]> {
     try {
@@ -146,4 +164,20 @@ export class Workspaces {
     if (!/^[0-9a-zA-Z-]+$/.test(leaseId)) throw new Error(`bad lease id ${leaseId}`);
     return join(this.options.root, leaseId);
   }
+}
+
+/** Mount points named like a workspace (`…/workspaces/<id>`) in this host's mount table. */
+async function workspaceMounts(): Promise<string[]> {
+  const table = await readFile('/proc/self/mounts', 'utf8').catch(() => '');
+  return table
+    .split('\n')
+    .map((line) => unescapeMountPath(line.split(' ')[1] ?? ''))
+    .filter((path) => basename(dirname(path)) === 'workspaces');
+}
+
+/** A mount point as the kernel writes it (space, tab, newline and backslash as octal escapes). */
+function unescapeMountPath(path: string): string {
+  return path.replace(/\\([0-7]{3})/g, (_, octal: string) =>
+    String.fromCharCode(parseInt(octal, 8)),
+  );
 }

@@ -8,13 +8,16 @@ import type { InvocationRecord } from '../../src/invocation/index.js';
 import type { ErrorBody } from '../helpers/gateway-fixture.js';
 import { api, firstRunning, runCli, useServers } from '../helpers/cli.js';
 import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
-import { skipWithout } from '../helpers/prerequisites.js';
+import { requireInTest, skipWithout } from '../helpers/prerequisites.js';
+import { cgroupDirsNamed, processesMatching } from '../helpers/sandbox-tools.js';
 
 const { start, tempDir } = useServers();
 
+/** A sandboxed write call that runs until it is killed; its command line marks its processes. */
+const mark = `sleep 120.${process.pid % 1000}`;
 const sleepCall = {
-  tool: { id: 'demo/sleep', version: '1.0.0' },
-  input: { ms: 120_000 },
+  tool: { id: 'demo/sh', version: '1.0.0' },
+  input: { script: mark },
   environment: 'dev',
 };
 
@@ -29,22 +32,32 @@ async function query<T>(url: string, sql: string): Promise<T[]> {
   }
 }
 
+/** The mount points of this host. */
+const mountPoints = () =>
+  readFileSync('/proc/self/mounts', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[1] ?? '');
+
 /** A short heartbeat and grace period, so the test sees a takeover in seconds. */
 const nodeEnv = (url: string) => ({
   GATEHOUSE_DB: url,
   GATEHOUSE_NODE_HEARTBEAT_MS: '500',
   GATEHOUSE_NODE_GRACE_MS: '3000',
-  // The call that dies is a native one; no sandbox is needed.
-  GATEHOUSE_SANDBOX: 'off',
 });
 
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
   'a gateway node killed with SIGKILL among nodes on one PostgreSQL',
   () => {
-    it('is taken over by a surviving node: its write call uncertain, a retry 409, the log intact', async () => {
+    it('is taken over by a surviving node: its write call uncertain, a retry 409, nothing of its sandbox left on the host, the log intact', async (ctx) => {
       const url = await freshPostgresDatabase('nodes');
       const dirA = tempDir('gatehouse-node-a-');
       const a = await start(dirA, 60_000, nodeEnv(url));
+      const ready = await api<{ sandbox: string }>(a.url, 'GET', '/readyz');
+      requireInTest(
+        ctx,
+        'the Linux sandbox',
+        ready.body.sandbox === 'ok' ? null : ready.body.sandbox,
+      );
       // Node B shares A's keys (receipts and checkpoints verify with one key set) and the demo's
       // tokens; it has a data directory, and so a node id, of its own.
       const dirB = tempDir('gatehouse-node-b-');
@@ -71,9 +84,13 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       const pending = api(a.url, 'POST', '/v1/invocations', tokens.agent, sleepCall, 'sleep-1');
       pending.catch(() => undefined);
       const running = await firstRunning<InvocationRecord>(b.url, op, 400, 50);
-      expect(running?.tool.id).toBe('demo/sleep');
+      expect(running?.tool.id).toBe('demo/sh');
       expect(running?.node).toBe(idA);
       const id = running!.id;
+      const leaseId = String(running!.lease?.id);
+      for (let i = 0; i < 250 && processesMatching(mark).length === 0; i++) await sleep(20);
+      expect(processesMatching(mark).length).toBeGreaterThan(0);
+      expect(cgroupDirsNamed(leaseId).length).toBeGreaterThan(0);
 
       await a.kill('SIGKILL');
       expect(a.child.signalCode).toBe('SIGKILL');
@@ -90,6 +107,11 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       expect(record?.error?.code).toBe('NODE_LOST');
       expect(record?.error?.message).toContain(`The gateway node ${idA} stopped heartbeating`);
       expect(record?.trace.at(-1)?.reason).toContain(`by node ${idB}`);
+      // B shares A's host: what A's sandbox left there goes with the takeover, not at A's restart.
+      for (let i = 0; i < 250 && cgroupDirsNamed(leaseId).length > 0; i++) await sleep(20);
+      expect(cgroupDirsNamed(leaseId)).toEqual([]);
+      expect(processesMatching(mark)).toEqual([]);
+      expect(mountPoints().filter((m) => m.includes(leaseId))).toEqual([]);
       const nodes = await query<{ id: string; status: string; claimed_by: string | null }>(
         url,
         'select id, status, claimed_by from nodes order by id',

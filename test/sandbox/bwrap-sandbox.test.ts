@@ -228,6 +228,32 @@ describe.skipIf(noSandbox)('BwrapSandbox', () => {
     }
   });
 
+  it("reaps, when asked by id, a run another gateway of this host left (a dead node's), and no other", async () => {
+    const stateDir = await f.privateDir();
+    const survivor = await BwrapSandbox.start({ stateDir, cgroupParent: `${f.cgroupParent}-b` });
+    try {
+      const id = `left-${process.pid}`;
+      const running = sh(f, 'sleep 1002.5', { id });
+      const dirs = ['pids', 'memory'].map((c) => `/sys/fs/cgroup/${c}/${f.cgroupParent}/${id}`);
+      for (let i = 0; i < 200 && hostProcesses('sleep 1002.5').length === 0; i++) await sleep(20);
+      expect(hostProcesses('sleep 1002.5').length).toBeGreaterThan(0);
+      expect(await survivor.reapLeftByOthers([`absent-${process.pid}`])).toEqual([]);
+      expect(await survivor.reapLeftByOthers([id])).toEqual([id]);
+      expect(hostProcesses('sleep 1002.5')).toEqual([]);
+      for (const dir of dirs) expect(existsSync(dir)).toBe(false);
+      expect((await running).result.exitCode).not.toBe(0);
+      // Its own runs are not "left by others".
+      const own = sh({ ...f, sandbox: survivor }, 'sleep 0.3; echo own', {
+        id: `own-${process.pid}`,
+      });
+      await sleep(100);
+      expect(await survivor.reapLeftByOthers([`own-${process.pid}`])).toEqual([]);
+      expect((await own).stdout).toBe('own\n');
+    } finally {
+      await survivor.close();
+    }
+  });
+
   it('gives egress through a forwarder to the proxy socket, with the proxy variables', async () => {
     const dir = await f.privateDir();
     await chmod(dir, 0o711);

@@ -217,6 +217,19 @@ export class BwrapSandbox implements Sandbox {
     return reaped;
   }
 
+  async reapLeftByOthers(ids: readonly string[]): Promise<string[]> {
+    const reaped: string[] = [];
+    for (const id of ids) {
+      const left = this.cgroups?.leftByOthers(id) ?? [];
+      for (const cgroup of left) {
+        await cgroup.killAll();
+        await cgroup.remove();
+      }
+      if (left.length > 0) reaped.push(id);
+    }
+    return reaped;
+  }
+
   close(): Promise<void> {
     return this.state.close(async () => {
       await this.slots?.close();

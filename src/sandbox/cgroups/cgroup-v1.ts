@@ -13,6 +13,7 @@ import {
   rmdirQuietly,
   subdirs,
   writeControl,
+  siblingParentsHolding,
 } from './cgroups.js';
 import type { Cgroups, HostUser, RunCgroup } from './cgroups.js';
 import type { SandboxLimits } from '../sandbox.js';
@@ -68,6 +69,12 @@ export class CgroupV1 implements Cgroups {
 
   existing(id: string): RunCgroupV1 {
     return new RunCgroupV1(id, this.controllers, this.parent, this.memsw);
+  }
+
+  leftByOthers(id: string): RunCgroupV1[] {
+    return siblingParentsHolding(this.mounts, this.parent, id).map(
+      (parent) => new RunCgroupV1(id, this.controllers, parent, this.memsw),
+    );
   }
 
   removeParentIfEmpty(): void {

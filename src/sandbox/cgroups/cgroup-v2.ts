@@ -8,6 +8,7 @@ import {
   rmdirQuietly,
   subdirs,
   writeControl,
+  siblingParentsHolding,
 } from './cgroups.js';
 import type { Cgroups, RunCgroup } from './cgroups.js';
 import type { SandboxLimits } from '../sandbox.js';
@@ -49,6 +50,12 @@ export class CgroupV2 implements Cgroups {
 
   existing(id: string): RunCgroup {
     return new RunCgroupV2(id, `${this.base}/${this.parent}/${id}`, this.controls);
+  }
+
+  leftByOthers(id: string): RunCgroup[] {
+    return siblingParentsHolding([this.base], this.parent, id).map(
+      (parent) => new RunCgroupV2(id, `${this.base}/${parent}/${id}`, this.controls),
+    );
   }
 
   removeParentIfEmpty(): void {

@@ -6,6 +6,7 @@ import {
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
+import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SandboxLimits } from '../sandbox.js';
 
@@ -58,10 +59,36 @@ export interface Cgroups {
   existing(id: string): RunCgroup;
   /** Ids of every run cgroup present (of this gateway's parent directory). */
   list(): string[];
+  /**
+   * The cgroup of run `id` as another gateway of this host left it: under a sibling of this
+   * gateway's parent (`gatehouse/<other instance>/<id>`), to reap the runs of a node that died.
+   * Empty when no sibling holds one.
+   */
+  leftByOthers(id: string): RunCgroup[];
   /** Removes this gateway's parent directories if they are empty (at close). */
   removeParentIfEmpty(): void;
   /** This gateway's parent directories, one per hierarchy: each run's cgroup is one below. */
   parentDirs(): string[];
+}
+
+/**
+ * The parents beside `parent` (`<root>/<other>` for `parent` = `<root>/<this>`) that hold a
+ * directory `id` under any of `bases`; none when `parent` has no root of its own.
+ */
+export function siblingParentsHolding(
+  bases: readonly string[],
+  parent: string,
+  id: string,
+): string[] {
+  const root = posix.dirname(parent);
+  if (root === '.' || root === '/') return [];
+  const found = new Set<string>();
+  for (const base of bases)
+    for (const other of subdirs(`${base}/${root}`)) {
+      const sibling = `${root}/${other}`;
+      if (sibling !== parent && existsSync(`${base}/${sibling}/${id}`)) found.add(sibling);
+    }
+  return [...found].sort();
 }
 
 /** How long killAll() and remove() keep trying before giving up. */
