@@ -65,17 +65,10 @@ export class RedactionScanner {
    */
   constructor(rules: readonly RedactionRule[], foldCase = false) {
     const flags = foldCase ? 'i' : '';
-    for (const rule of rules) {
-      const groups = new RegExp(`${rule.source}|`).exec('')?.length ?? 0;
-      if (groups !== 1 || new RegExp(`^(?:${rule.source})$`).test('')) {
-        throw new IllegalStateError(
-          `redaction rule ${rule.kind} has a capturing group or matches ''`,
-        );
-      }
-    }
+    for (const rule of rules) checkRule(rule);
     this.#rules = rules;
     this.#combined = join(rules, `g${flags}`);
-    this.#sticky = rules.map((r) => new RegExp(r.source, `y${flags}`));
+    this.#sticky = rules.map((r) => stickyOf(r, flags));
     this.#brokeredRules = rules.filter((r) => r.encoding !== undefined);
     this.#brokered = join(this.#brokeredRules, flags);
     this.holdBack = Math.max(0, ...rules.map((r) => (r.window ?? r.maxLength) + r.lookahead));
@@ -214,6 +207,34 @@ function quanta(
 /** Whether a match may still grow or vanish when more text arrives. */
 function isOpen(rule: RedactionRule, start: number, end: number, length: number): boolean {
   return end + rule.lookahead > length && end - start < rule.maxLength;
+}
+
+/**
+ * Rules checked already. The known patterns are the same objects in every call's scanner, so each
+ * is checked (two RegExp compilations) once per process, not once per call; a call's brokered
+ * rules are its own objects, checked with it and forgotten with it.
+ */
+const checked = new WeakSet<RedactionRule>();
+
+/** @throws IllegalStateError when the rule's source has a capturing group or matches ''. */
+function checkRule(rule: RedactionRule): void {
+  if (checked.has(rule)) return;
+  const groups = new RegExp(`${rule.source}|`).exec('')?.length ?? 0;
+  if (groups !== 1 || new RegExp(`^(?:${rule.source})$`).test('')) {
+    throw new IllegalStateError(`redaction rule ${rule.kind} has a capturing group or matches ''`);
+  }
+  checked.add(rule);
+}
+
+/** Each rule's sticky RegExp by flags, kept as long as the rule (shared: every use sets lastIndex). */
+const stickies = new WeakMap<RedactionRule, Map<string, RegExp>>();
+
+function stickyOf(rule: RedactionRule, flags: string): RegExp {
+  let byFlags = stickies.get(rule);
+  if (byFlags === undefined) stickies.set(rule, (byFlags = new Map<string, RegExp>()));
+  let re = byFlags.get(flags);
+  if (re === undefined) byFlags.set(flags, (re = new RegExp(rule.source, `y${flags}`)));
+  return re;
 }
 
 function join(rules: readonly RedactionRule[], flags: string): RegExp | undefined {
