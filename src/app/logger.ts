@@ -14,8 +14,21 @@ export function isLogLevel(value: string): value is LogLevel {
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
   level: LogLevel;
-  /** Where the JSON lines go (default standard error, written synchronously). */
+  /** Where the JSON lines go (default standard error: see {@link createLogger}). */
   destination?: DestinationStream;
+}
+
+/** Most bytes of log lines waiting for standard error; past it, lines are dropped. */
+const PENDING_LOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Standard error, written off the event loop: a call's log line costs no system call on its path,
+ * and a reader that stops reading (a stalled log collector) cannot stop the gateway, which drops
+ * lines past {@link PENDING_LOG_BYTES} instead. What is pending is written at exit; a killed
+ * process may lose its last lines (the records are in the database either way).
+ */
+function standardError(): DestinationStream {
+  return pino.destination({ dest: 2, sync: false, maxLength: PENDING_LOG_BYTES });
 }
 
 /**
@@ -57,7 +70,7 @@ export function createLogger(o: LoggerOptions): Logger {
         },
       },
     },
-    o.destination ?? pino.destination({ dest: 2, sync: true }),
+    o.destination ?? standardError(),
   );
 }
 

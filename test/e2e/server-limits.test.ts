@@ -251,6 +251,42 @@ describe('request limits of a real gateway', () => {
     c.socket.resume();
     await c.closed(15_000);
   }, 90_000);
+
+  it('keeps serving while nobody reads its log (a stalled collector): lines wait, calls do not', async () => {
+    const stderr = s.child.stderr!;
+    stderr.removeAllListeners('data');
+    stderr.pause();
+    try {
+      // Each call logs a line: far more than a pipe holds (64 KiB) unread.
+      const echo = async (i: number) => {
+        const res = await fetch(`${s.url}/v1/invocations`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tokens.agent}`,
+            'content-type': 'application/json',
+            'idempotency-key': `stalled-log-${i}`,
+          },
+          body: JSON.stringify({
+            tool: { id: 'demo/echo', version: '1.0.0' },
+            input: { message: 'x'.repeat(200) },
+            environment: 'dev',
+          }),
+          signal: AbortSignal.timeout(10_000),
+        });
+        return res.status;
+      };
+      for (let batch = 0; batch < 60; batch++) {
+        const statuses = await Promise.all(
+          Array.from({ length: 10 }, (_, j) => echo(batch * 10 + j)),
+        );
+        expect(statuses).toEqual(Array(10).fill(200));
+      }
+      const health = await fetch(`${s.url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+      expect(health.status).toBe(200);
+    } finally {
+      stderr.resume();
+    }
+  }, 120_000);
 });
 
 async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
