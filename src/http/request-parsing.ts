@@ -11,7 +11,10 @@ export function objectBody(body: unknown, what: string): Record<string, unknown>
   return body as Record<string, unknown>;
 }
 
-/** A required string field. @throws GatehouseError INVALID_INPUT naming the field's pointer. */
+/**
+ * A required string field, without the NUL character (no name, id or label holds one, and
+ * PostgreSQL cannot store it). @throws GatehouseError INVALID_INPUT naming the field's pointer.
+ */
 export function stringField(
   o: Record<string, unknown>,
   field: string,
@@ -23,7 +26,38 @@ export function stringField(
       details: { pointer },
     });
   }
+  if (v.includes('\u0000')) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${pointer} holds the NUL character (U+0000); remove it.`,
+      { details: { pointer } },
+    );
+  }
   return v;
+}
+
+/**
+ * The first path parameter or query value that holds the NUL character (`%00`), as an error
+ * naming it; undefined when none does. No id, name or filter value holds one, and PostgreSQL
+ * cannot even compare one, so such a request is refused before any route reads it.
+ */
+export function nulCharacterIn(params: unknown, query: unknown): GatehouseError | undefined {
+  for (const [where, values] of [
+    ['path parameter', params],
+    ['query parameter', query],
+  ] as const) {
+    if (typeof values !== 'object' || values === null) continue;
+    for (const [name, value] of Object.entries(values as Record<string, unknown>)) {
+      const texts = Array.isArray(value) ? value : [value];
+      if (texts.some((t) => typeof t === 'string' && t.includes('\u0000')))
+        return new GatehouseError(
+          ErrorCode.INVALID_INPUT,
+          `The ${where} ${name} holds the NUL character (%00); no id, name or filter value does.`,
+          { details: { [where === 'path parameter' ? 'param' : 'query']: name } },
+        );
+    }
+  }
+  return undefined;
 }
 
 /** An optional string field. */

@@ -7,6 +7,7 @@ import { noopTracer } from '../invocation/index.js';
 import { ErrorCode, IllegalStateError, cutText } from '../core/index.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
+import { nulCharacterIn } from './request-parsing.js';
 import { mountMcpEndpoint } from './mcp-endpoint/endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 import { MCP_ENDPOINT_ROUTES, openApiDocument, undocumentedRoutes } from './openapi.js';
@@ -113,6 +114,9 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   REGISTERED.set(app, registered);
   app.addHook('onRoute', (r) => {
     for (const method of [r.method].flat()) registered.push({ method, url: r.url });
+  });
+  app.addHook('preValidation', (req, _reply, done) => {
+    done(nulCharacterIn(req.params, req.query));
   });
   const hub = new EventStreamHub({
     feed: s.events,

@@ -131,7 +131,19 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     const nul = await g.inject<ErrorBody>('GET', '/v1/invocations/%00', {
       token: g.tokens.operator,
     });
-    expect(nul.status).toBe(404);
+    expect(nul.status).toBe(400);
+    expect(nul.body.error.message).toMatch(/path parameter id holds the NUL character/);
+    const nulFilter = await g.inject<ErrorBody>('GET', '/v1/invocations?status=x%00', {
+      token: g.tokens.operator,
+    });
+    expect(nulFilter.status).toBe(400);
+    expect(nulFilter.body.error.details).toEqual({ query: 'status' });
+    const nulName = await g.inject<ErrorBody>('POST', '/v1/principals', {
+      token: g.tokens.admin,
+      body: { name: 'a\u0000b', roles: ['reviewer'] },
+    });
+    expect(nulName.status).toBe(400);
+    expect(nulName.body.error.details).toEqual({ pointer: '/name' });
     const array = await g.inject<ErrorBody>('GET', '/v1/audit/proof?index=1&index=2&size=3', {
       token: g.tokens.operator,
     });

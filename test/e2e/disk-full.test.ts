@@ -47,6 +47,8 @@ describe.skipIf(skip)('a disk that fills during a write call', () => {
       // Workspaces on the same small disk as the data (not each its own tmpfs), so a call can fill it.
       sandbox: { root: join(disk.path, 'sandbox'), workspaceMb: 0 },
       listen: true,
+      // The database must be on the disk that fills: SQLite whatever the run's backend.
+      backend: 'sqlite',
     });
     agent = await publishAgent(g, 'disk-agent', [shTool('test/disk-sh')]);
   });
