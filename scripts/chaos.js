@@ -8,16 +8,16 @@
 // Needs the build (`npm run build`; `npm run chaos` does it) and, for sandboxed calls, what the
 // sandbox needs (bubblewrap, root); without a sandbox those calls fail before any effect and the
 // checks still hold.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { Buffer } from 'node:buffer';
 import { URL, fileURLToPath } from 'node:url';
-import { clearTimeout, setTimeout } from 'node:timers';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { startDemoGateway } from './start-demo-gateway.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
@@ -58,41 +58,8 @@ let gateway =
 let up = /** @type {Promise<void>} */ (Promise.resolve());
 
 /** Starts `gatehouse serve --demo` on the data directory and waits for it to listen. */
-function startGateway() {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')),
-  );
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--demo', '--data', dataDir, '--port', '0'],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const exited = new Promise((resolve) => child.once('exit', () => resolve(undefined)));
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the gateway did not start in 180 s:\n${out}`));
-    }, 180_000);
-    child.stdout.on('data', (d) => {
-      out += String(d);
-      const m = /Gatehouse listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        gateway = { child, url: m[1], exited };
-        resolve(undefined);
-      }
-    });
-    child.stderr.on('data', (d) => (out += String(d)));
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited (${code ?? signal}) before listening:\n${out}`));
-    });
-  });
+async function startGateway() {
+  gateway = await startDemoGateway(dataDir);
 }
 
 /** kill -9 the gateway, then start it again; calls wait for `up` meanwhile. */

@@ -8,57 +8,19 @@
 //
 // Needs the build (`npm run docs:screenshots` does it), root, bubblewrap, chromium, xvfb, xdotool,
 // imagemagick and xterm (as the browser and computer-use tests do).
-import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath } from 'node:url';
-import { clearTimeout, setTimeout } from 'node:timers';
+import { startDemoGateway } from './start-demo-gateway.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const IMAGES = join(ROOT, 'docs', 'images');
 const { loadConfig } = await import(join(ROOT, 'dist', 'app', 'index.js'));
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-shots-'));
 const sandboxRoot = loadConfig({ dataDir }, {}).sandbox.root;
-
-/** Starts `gatehouse serve --demo` on the data directory; its child and URL once it listens. */
-function startGateway() {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('GATEHOUSE_')),
-  );
-  const child = spawn(
-    process.execPath,
-    [CLI, 'serve', '--demo', '--data', dataDir, '--port', '0'],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the gateway did not start in 180 s:\n${out}`));
-    }, 180_000);
-    child.stdout.on('data', (d) => {
-      out += String(d);
-      const m = /Gatehouse listening on (http:\/\/\S+)/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1] });
-      }
-    });
-    child.stderr.on('data', (d) => (out += String(d)));
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the gateway exited (${code ?? signal}) before listening:\n${out}`));
-    });
-  });
-}
 
 /** A JSON request; its parsed answer. @throws Error on a status other than `expected`. */
 async function request(url, { method = 'GET', token, key, body, expected = [200] } = {}) {
@@ -97,7 +59,7 @@ function keep(sha, name) {
   process.stdout.write(`docs/images/${name}\n`);
 }
 
-const { child, url } = await startGateway();
+const { child, url } = await startDemoGateway(dataDir);
 try {
   const tokens = JSON.parse(readFileSync(join(dataDir, 'demo-tokens.json'), 'utf8'));
   const board = JSON.parse(readFileSync(join(dataDir, 'demo-tickets.json'), 'utf8'));

@@ -2,7 +2,7 @@ import type { Client, JSONRPCNotification } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
-import { connectMcp, text } from '../helpers/mcp-client.js';
+import { connectMcp, openRawSession, rawMcpPost, text } from '../helpers/mcp-client.js';
 import { addAgent } from '../helpers/agents.js';
 
 // What reaches an agent's session outside the answers to its requests, through the real gateway
@@ -105,36 +105,7 @@ async function rawGet(sessionId: string | undefined, token = agent): Promise<Res
 }
 
 /** A session opened by hand (initialize, initialized), without a stream yet: its id. */
-async function rawSession(token: string): Promise<string> {
-  const post = (body: unknown, sessionId?: string) =>
-    fetch(url, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        accept: 'application/json, text/event-stream',
-        'content-type': 'application/json',
-        'mcp-protocol-version': '2025-11-25',
-        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-  const init = await post({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'raw', version: '1' },
-    },
-  });
-  expect(init.status).toBe(200);
-  await init.text();
-  const id = init.headers.get('mcp-session-id')!;
-  const done = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, id);
-  expect(done.status).toBe(202);
-  return id;
-}
+const rawSession = (token: string) => openRawSession(rawMcpPost(url, token));
 
 describe('GET /mcp: the session stream', () => {
   it('is refused without a session, and a second one of a session is refused', async () => {

@@ -2,7 +2,7 @@ import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
-import { connectMcp } from '../helpers/mcp-client.js';
+import { connectMcp, openRawSession, rawMcpPost } from '../helpers/mcp-client.js';
 import { addAgent } from '../helpers/agents.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 
@@ -163,33 +163,8 @@ describe('sampling and elicitation of an upstream', () => {
   });
 
   it("sends it on the call's own answer stream (no GET stream open) and takes the answer by POST", async () => {
-    const post = (body: unknown, session?: string) =>
-      fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${agent}`,
-          accept: 'application/json, text/event-stream',
-          'content-type': 'application/json',
-          'mcp-protocol-version': '2025-11-25',
-          ...(session ? { 'mcp-session-id': session } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-    const init = await post({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: { sampling: {} },
-        clientInfo: { name: 'raw', version: '1' },
-      },
-    });
-    await init.text();
-    const session = init.headers.get('mcp-session-id')!;
-    expect(
-      (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status,
-    ).toBe(202);
+    const post = rawMcpPost(url, agent);
+    const session = await openRawSession(post, { sampling: {} });
     const call = await post(
       {
         jsonrpc: '2.0',

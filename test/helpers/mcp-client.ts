@@ -43,3 +43,50 @@ export function parseRpc(body: string, contentType: string | undefined): unknown
     .map((l) => l.slice('data:'.length).trim());
   return JSON.parse(data[data.length - 1] ?? 'null');
 }
+
+/** One raw `POST /mcp` with a JSON-RPC message, as a stock client sends it, in a session or not. */
+export type RawMcpPost = (body: unknown, sessionId?: string) => Promise<Response>;
+
+/** {@link RawMcpPost} to `url` as bearer `token`. */
+export function rawMcpPost(url: string, token: string): RawMcpPost {
+  return (body, sessionId) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        accept: 'application/json, text/event-stream',
+        'content-type': 'application/json',
+        'mcp-protocol-version': '2025-11-25',
+        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+}
+
+/**
+ * A session opened by hand (initialize with `capabilities`, then initialized), without a stream
+ * yet: its id.
+ * @throws Error when either step is not answered as the protocol says (200, then 202).
+ */
+export async function openRawSession(
+  post: RawMcpPost,
+  capabilities: Record<string, unknown> = {},
+): Promise<string> {
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities,
+      clientInfo: { name: 'raw', version: '1' },
+    },
+  });
+  if (init.status !== 200) throw new Error(`initialize answered ${init.status}`);
+  await init.text();
+  const id = init.headers.get('mcp-session-id');
+  if (id === null) throw new Error('initialize answered no Mcp-Session-Id');
+  const done = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, id);
+  if (done.status !== 202) throw new Error(`notifications/initialized answered ${done.status}`);
+  return id;
+}
