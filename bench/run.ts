@@ -6,6 +6,7 @@
  *   npm run bench
  *   npm run bench -- --audit-scale     (the audit log at a million records instead: audit-scale.ts)
  *   BENCH_ONLY=browser npm run bench   (only the browser and computer-use rows: browser.ts)
+ *   BENCH_ONLY=postgres npm run bench  (REST on SQLite and on PostgreSQL, 1 and 2 nodes: postgres.ts)
  *   BENCH_ONLY=studio npm run bench    (only the Studio's first-view rows: studio.ts)
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
 import { httpBench } from './http.js';
 import { mcpBench } from './mcp.js';
+import { postgresBench, postgresRows, postgresSummary } from './postgres.js';
 import { sandboxBench } from './sandbox.js';
 import { STREAM_CONNECTIONS, STREAM_SECONDS, streamsBench } from './streams.js';
 import { studioBench } from './studio.js';
@@ -59,6 +61,14 @@ const echoBody = {
 };
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const bareServer = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+/** The REST load the PostgreSQL rows put on their nodes: the SQLite row's. */
+const postgresShape = {
+  cli,
+  body: echoBody,
+  connections: CONNECTIONS,
+  seconds: LOAD_SECONDS,
+  warmupSeconds: LOAD_WARMUP_SECONDS,
+};
 
 async function inProcess(dataDir: string) {
   const { gateway, agent: principal } = await openDemoGateway(dataDir);
@@ -116,6 +126,21 @@ async function underLoad(
   }
 }
 
+/** Governed echo over REST on a `gatehouse serve` child on its embedded SQLite, under the load. */
+function restOnSqlite(root: string, children: ChildServer[]): Promise<LoadResult> {
+  const restDir = join(root, 'rest');
+  return underLoad(
+    children,
+    [cli, 'serve', '--demo', '--data', restDir, '--port', '0'],
+    async () => {
+      const tokens = JSON.parse(
+        await readFile(join(restDir, 'demo-tokens.json'), 'utf8'),
+      ) as DemoTokens;
+      return { authorization: `Bearer ${tokens.agent}` };
+    },
+  );
+}
+
 const ms = (v: number): string => `${v.toFixed(3)} ms`;
 const us = (v: number): string => `${(v * 1000).toFixed(1)} µs`;
 const whole = (v: number): string => Math.round(v).toLocaleString('en-US');
@@ -157,17 +182,8 @@ async function main(): Promise<void> {
       BROWSER_WARM_CALLS,
     );
 
-    const restDir = join(root, 'rest');
-    const rest = await underLoad(
-      children,
-      [cli, 'serve', '--demo', '--data', restDir, '--port', '0'],
-      async () => {
-        const tokens = JSON.parse(
-          await readFile(join(restDir, 'demo-tokens.json'), 'utf8'),
-        ) as DemoTokens;
-        return { authorization: `Bearer ${tokens.agent}` };
-      },
-    );
+    const rest = await restOnSqlite(root, children);
+    const postgres = await postgresBench(join(root, 'postgres'), children, postgresShape);
     const streams = await streamsBench(join(root, 'streams'), children);
     const bareSingle = await underLoad(
       children,
@@ -194,6 +210,7 @@ async function main(): Promise<void> {
         `${MEASURED_CALLS} calls`,
       ),
       loadRow('governed demo/echo, REST (child process)', rest),
+      ...postgresRows(postgres, postgresShape),
       ...streams.map((c) => [
         `governed demo/echo, REST, ${c.readers} idle event-stream readers`,
         loadMs(c.rest.p50),
@@ -335,6 +352,7 @@ async function main(): Promise<void> {
         `(target ≤ ${TARGET_HTTP_RATIO}×, ${httpRatio <= TARGET_HTTP_RATIO ? 'met' : 'missed'}).\n`,
     );
     out.write(studioSummary(studio));
+    out.write(postgresSummary(postgres, rest));
     if (!('skipped' in sandboxed)) {
       out.write(
         `Sandbox: governed p50 ${ms(sandboxed.governed.p50)} vs bare bwrap ${ms(sandboxed.bare.p50)} = ${(sandboxed.governed.p50 / sandboxed.bare.p50).toFixed(2)}× (target ≤ 1.3×); vs bare bwrap with the egress forwarder ${ms(sandboxed.bareEgress.p50)} = ${(sandboxed.governed.p50 / sandboxed.bareEgress.p50).toFixed(2)}×.\n`,
@@ -459,9 +477,37 @@ async function studioOnly(): Promise<void> {
   }
 }
 
+/** `BENCH_ONLY=postgres`: governed echo over REST on SQLite, and on PostgreSQL with 1 and 2 nodes. */
+async function postgresOnly(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
+  const children: ChildServer[] = [];
+  try {
+    const rest = await restOnSqlite(root, children);
+    const postgres = await postgresBench(join(root, 'postgres'), children, postgresShape);
+    process.stdout.write(
+      `Gatehouse bench (BENCH_ONLY=postgres) — node ${process.version}, ${cpus().length} CPUs\n\n` +
+        `${formatTable(
+          ['measurement', 'p50', 'p99', 'calls/s', 'notes'],
+          [
+            loadRow('governed demo/echo, REST (child process)', rest),
+            ...postgresRows(postgres, postgresShape),
+          ],
+        )}\n` +
+        postgresSummary(postgres, rest),
+    );
+  } finally {
+    await Promise.all(children.map((c) => c.close()));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 const auditScale = auditScaleOptions(process.argv);
 const only = process.env.BENCH_ONLY;
-const alone: Record<string, () => Promise<void>> = { browser: browserOnly, studio: studioOnly };
+const alone: Record<string, () => Promise<void>> = {
+  browser: browserOnly,
+  studio: studioOnly,
+  postgres: postgresOnly,
+};
 if (only !== undefined && !(only in alone))
   throw new Error(
     `BENCH_ONLY=${only}: the rows that can be run alone are: ${Object.keys(alone).join(', ')}`,
