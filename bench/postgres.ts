@@ -10,6 +10,7 @@ import {
 } from '../test/helpers/postgres.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
+import { loadRow } from './rows.js';
 
 /** One REST load on PostgreSQL: what autocannon saw, and the database's own time per call. */
 export interface PostgresLoad extends LoadResult {
@@ -162,16 +163,20 @@ export function postgresRows(
 ): string[][] {
   if ('skipped' in b)
     return [['governed demo/echo, REST, PostgreSQL: skipped', '-', '-', '-', b.skipped]];
-  const row = (name: string, r: PostgresLoad, split: string): string[] => [
-    name,
-    `${r.p50} ms`,
-    `${r.p99} ms`,
-    Math.round(r.perSecond).toLocaleString('en-US'),
-    `${shape.connections} conns${split}, ${shape.seconds} s; non-2xx ${r.non2xx}, errors ${r.errors}; database ${r.dbMsPerCall.toFixed(2)} ms/call`,
-  ];
+  const row = (name: string, r: PostgresLoad, connections: string): string[] =>
+    loadRow(
+      name,
+      r,
+      { connections, seconds: shape.seconds },
+      `; database ${r.dbMsPerCall.toFixed(2)} ms/call`,
+    );
   return [
-    row('governed demo/echo, REST, PostgreSQL, 1 node', b.oneNode, ''),
-    row('governed demo/echo, REST, PostgreSQL, 2 nodes', b.twoNodes, ' split over the nodes'),
+    row('governed demo/echo, REST, PostgreSQL, 1 node', b.oneNode, String(shape.connections)),
+    row(
+      'governed demo/echo, REST, PostgreSQL, 2 nodes',
+      b.twoNodes,
+      `${shape.connections} (half per node)`,
+    ),
   ];
 }
 

@@ -17,19 +17,27 @@ import { openDemoGateway } from './demo-gateway.js';
 import type { DemoTokens } from '../src/app/index.js';
 import { auditScaleBench, auditScaleOptions } from './audit-scale.js';
 import { browserBench } from './browser.js';
-import type { BrowserBench } from './browser.js';
 import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { collectGarbage, formatTable, timeConcurrent, timeSequential } from './measure.js';
 import { httpBench } from './http.js';
 import { mcpBench } from './mcp.js';
+import {
+  browserRows,
+  loadMs,
+  loadRow,
+  ms,
+  studioRows,
+  studioSummary,
+  timingRow,
+  us,
+  whole,
+} from './rows.js';
 import { postgresBench, postgresRows, postgresSummary } from './postgres.js';
 import { sandboxBench } from './sandbox.js';
 import { STREAM_CONNECTIONS, STREAM_SECONDS, streamsBench } from './streams.js';
 import { studioBench } from './studio.js';
-import type { StudioBench } from './studio.js';
-import type { Timing } from './measure.js';
 
 const WARMUP_CALLS = 500;
 const MEASURED_CALLS = 3000;
@@ -61,6 +69,13 @@ const echoBody = {
 };
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const bareServer = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+/** The REST load of the REST rows. */
+const restShape = { connections: CONNECTIONS, seconds: LOAD_SECONDS };
+const browserShape = {
+  coldCalls: BROWSER_COLD_CALLS,
+  warmCalls: BROWSER_WARM_CALLS,
+  warmTarget: TARGET_BROWSER_WARM_RATIO,
+};
 /** The REST load the PostgreSQL rows put on their nodes: the SQLite row's. */
 const postgresShape = {
   cli,
@@ -141,25 +156,6 @@ function restOnSqlite(root: string, children: ChildServer[]): Promise<LoadResult
   );
 }
 
-const ms = (v: number): string => `${v.toFixed(3)} ms`;
-const us = (v: number): string => `${(v * 1000).toFixed(1)} µs`;
-const whole = (v: number): string => Math.round(v).toLocaleString('en-US');
-const loadMs = (v: number): string => `${v} ms`;
-
-function timingRow(name: string, t: Timing, unit: (v: number) => string, note: string): string[] {
-  return [name, unit(t.p50), unit(t.p99), whole(t.perSecond), note];
-}
-
-function loadRow(name: string, r: LoadResult): string[] {
-  return [
-    name,
-    loadMs(r.p50),
-    loadMs(r.p99),
-    whole(r.perSecond),
-    `${CONNECTIONS} conns, ${LOAD_SECONDS} s; non-2xx ${r.non2xx}, errors ${r.errors}`,
-  ];
-}
-
 async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
   const children: ChildServer[] = [];
@@ -209,7 +205,7 @@ async function main(): Promise<void> {
         ms,
         `${MEASURED_CALLS} calls`,
       ),
-      loadRow('governed demo/echo, REST (child process)', rest),
+      loadRow('governed demo/echo, REST (child process)', rest, restShape),
       ...postgresRows(postgres, postgresShape),
       ...streams.map((c) => [
         `governed demo/echo, REST, ${c.readers} idle event-stream readers`,
@@ -218,8 +214,8 @@ async function main(): Promise<void> {
         whole(c.rest.perSecond),
         `${STREAM_CONNECTIONS} conns, ${STREAM_SECONDS} s; /healthz p50 ${c.healthzP50.toFixed(1)} ms; gateway CPU ${c.cpuMsPerCall.toFixed(2)} ms/call`,
       ]),
-      loadRow('floor: bare Fastify + 1 durable insert/request, no batching', bareSingle),
-      loadRow('floor: bare Fastify + durable insert, group commit per turn', bareGroup),
+      loadRow('floor: bare Fastify + 1 durable insert/request, no batching', bareSingle, restShape),
+      loadRow('floor: bare Fastify + durable insert, group commit per turn', bareGroup, restShape),
       timingRow(
         'floor: durable SQLite insert, in-process',
         insert,
@@ -274,8 +270,8 @@ async function main(): Promise<void> {
         `${HTTP_CALLS} calls, sequential`,
       ),
     );
-    rows.push(...studioRows(studio));
-    rows.push(...browserRows(browser));
+    rows.push(...studioRows(studio, STUDIO_VIEWS));
+    rows.push(...browserRows(browser, browserShape));
     if ('skipped' in sandboxed) {
       rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
     } else {
@@ -351,7 +347,7 @@ async function main(): Promise<void> {
       `HTTP: governed p50 ${ms(http.governed.p50)} vs plain fetch ${ms(http.direct.p50)} = ${httpRatio.toFixed(2)}× ` +
         `(target ≤ ${TARGET_HTTP_RATIO}×, ${httpRatio <= TARGET_HTTP_RATIO ? 'met' : 'missed'}).\n`,
     );
-    out.write(studioSummary(studio));
+    out.write(studioSummary(studio, TARGET_STUDIO_MS));
     out.write(postgresSummary(postgres, rest));
     if (!('skipped' in sandboxed)) {
       out.write(
@@ -365,55 +361,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** The browser and computer-use rows, each governed side beside its floor. */
-function browserRows(b: BrowserBench): string[][] {
-  if ('skipped' in b) return [['browser calls: skipped', '-', '-', '-', b.skipped]];
-  const rows = [
-    timingRow(
-      'governed demo/browse goto + extract, cold (a lease and Chromium of its own)',
-      b.cold,
-      ms,
-      `in-process, sandboxed Chromium, ${BROWSER_COLD_CALLS} calls, taking turns with the row below`,
-    ),
-    timingRow(
-      'floor: playwright-core launching the same Chromium bare, same steps, closed',
-      b.coldFloor,
-      ms,
-      'no sandbox, no proxy, no gateway',
-    ),
-    timingRow(
-      'governed demo/browse goto + extract, warm (one attempt, browser kept)',
-      b.warm,
-      ms,
-      `${BROWSER_WARM_CALLS} calls of one attempt, taking turns with the row below`,
-    ),
-    timingRow(
-      'floor: the same steps on a bare Chromium page kept open',
-      b.warmFloor,
-      ms,
-      `target governed/floor p50 ≤ ${TARGET_BROWSER_WARM_RATIO}×: ${(b.warm.p50 / b.warmFloor.p50).toFixed(2)}×`,
-    ),
-  ];
-  if (b.screenshot === null || b.screenshotFloor === null)
-    rows.push(['computer-use screenshot: skipped', '-', '-', '-', b.screenshotSkipped ?? '']);
-  else
-    rows.push(
-      timingRow(
-        'governed demo/desktop screenshot, desktop kept (one attempt)',
-        b.screenshot,
-        ms,
-        `1024×768 PNG, ${BROWSER_WARM_CALLS} calls, taking turns with the row below`,
-      ),
-      timingRow(
-        'floor: ImageMagick import of a bare Xvfb of the same size',
-        b.screenshotFloor,
-        ms,
-        'no sandbox, no driver, no gateway',
-      ),
-    );
-  return rows;
-}
-
 /** `BENCH_ONLY=browser`: only the browser and computer-use rows, in one table. */
 async function browserOnly(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
@@ -421,45 +368,11 @@ async function browserOnly(): Promise<void> {
     const b = await browserBench(join(root, 'browser'), BROWSER_COLD_CALLS, BROWSER_WARM_CALLS);
     process.stdout.write(
       `Gatehouse bench (BENCH_ONLY=browser) — node ${process.version}, ${cpus().length} CPUs\n\n` +
-        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], browserRows(b))}\n`,
+        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], browserRows(b, browserShape))}\n`,
     );
   } finally {
     await rm(root, { recursive: true, force: true });
   }
-}
-
-/** The Studio's rows of the table. */
-function studioRows(studio: StudioBench | { skipped: string }): string[][] {
-  if ('skipped' in studio) return [['Studio first view: skipped', '-', '-', '-', studio.skipped]];
-  return [
-    timingRow(
-      'Studio first view: sign-in page → approvals inbox rendered',
-      studio.firstView,
-      ms,
-      `headless Chromium, new context each (empty cache), ${STUDIO_VIEWS} views, taking turns with the floor; typing excluded`,
-    ),
-    timingRow('  of which: sign-in page ready to type', studio.signInPage, ms, ''),
-    timingRow(
-      '    the same, by the page: its token field in the document',
-      studio.signInPageSeen,
-      ms,
-      "the page's own clock: the driver's work of finding the field (injected script, round trips) excluded",
-    ),
-    timingRow('  of which: Sign in → inbox rendered', studio.inbox, ms, ''),
-    timingRow(
-      'floor: the same Chromium loading /healthz of the same gateway',
-      studio.blank,
-      ms,
-      'new context each, navigation to load',
-    ),
-  ];
-}
-
-/** The Studio's summary line against its target (empty when skipped). */
-function studioSummary(studio: StudioBench | { skipped: string }): string {
-  if ('skipped' in studio) return '';
-  const { p50, p99 } = studio.firstView;
-  return `Studio: first view p50 ${ms(p50)} (p99 ${ms(p99)}) vs target < ${TARGET_STUDIO_MS} ms (${p99 < TARGET_STUDIO_MS ? 'met' : 'missed'}); floor ${ms(studio.blank.p50)}.\n`;
 }
 
 /** `BENCH_ONLY=studio`: only the Studio's first-view rows. */
@@ -469,8 +382,8 @@ async function studioOnly(): Promise<void> {
     const studio = await studioBench(join(root, 'studio'), STUDIO_VIEWS);
     process.stdout.write(
       `Gatehouse bench (BENCH_ONLY=studio) — node ${process.version}, ${cpus().length} CPUs\n\n` +
-        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], studioRows(studio))}\n` +
-        studioSummary(studio),
+        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], studioRows(studio, STUDIO_VIEWS))}\n` +
+        studioSummary(studio, TARGET_STUDIO_MS),
     );
   } finally {
     await rm(root, { recursive: true, force: true });
@@ -489,7 +402,7 @@ async function postgresOnly(): Promise<void> {
         `${formatTable(
           ['measurement', 'p50', 'p99', 'calls/s', 'notes'],
           [
-            loadRow('governed demo/echo, REST (child process)', rest),
+            loadRow('governed demo/echo, REST (child process)', rest, restShape),
             ...postgresRows(postgres, postgresShape),
           ],
         )}\n` +
