@@ -3,39 +3,128 @@ import { createServer, request } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildFixture } from '../fixtures/build-fixture.js';
+import { addAgent } from '../helpers/agents.js';
 import { ROOT } from '../helpers/cli.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 
 /**
- * The official MCP conformance suite (@modelcontextprotocol/conformance) against `/mcp`, for the
- * scenarios a gateway serves whatever its tools are. The suite sends no credentials, so a small
- * proxy in front adds the demo agent's bearer token and maps its own port to the gateway's in
- * `Host` and `Origin` (a foreign Host or Origin passes through unchanged, for the rebinding check).
+ * The official MCP conformance suite (@modelcontextprotocol/conformance) against `/mcp`: every
+ * server scenario. Behind the gateway stands test/fixtures/conformance-server.ts, which offers the
+ * tools, resources and prompts the scenarios ask for; its tools are bound and pinned by an agent
+ * release that keeps upstream names, so the suite finds them under their own. The suite sends no
+ * credentials, so a small proxy in front adds that agent's bearer token and maps its own port to
+ * the gateway's in `Host` and `Origin` (a foreign Host or Origin passes through unchanged, for the
+ * rebinding check).
  */
+const SUITE = `${ROOT}node_modules/@modelcontextprotocol/conformance/dist/index.js`;
+/** The suite's server scenarios, as `conformance list` names them. */
 const SCENARIOS = [
   'server-initialize',
+  'logging-set-level',
   'ping',
+  'completion-complete',
   'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-with-logging',
+  'tools-call-error',
+  'tools-call-with-progress',
+  'tools-call-sampling',
+  'tools-call-elicitation',
+  'json-schema-2020-12',
+  'elicitation-sep1034-defaults',
+  'server-sse-polling',
+  'server-sse-multiple-streams',
+  'elicitation-sep1330-enums',
   'resources-list',
+  'resources-read-text',
+  'resources-read-binary',
+  'resources-templates-read',
+  'resources-subscribe',
+  'resources-unsubscribe',
   'prompts-list',
+  'prompts-get-simple',
+  'prompts-get-with-args',
+  'prompts-get-embedded-resource',
+  'prompts-get-with-image',
   'dns-rebinding-protection',
 ];
-const SUITE = `${ROOT}node_modules/@modelcontextprotocol/conformance/dist/index.js`;
+/** The fixture's tools: each bound as a `read` tool `conformance/<tool>@1.0.0`. */
+const TOOLS = [
+  'test_simple_text',
+  'test_image_content',
+  'test_audio_content',
+  'test_embedded_resource',
+  'test_multiple_content_types',
+  'test_tool_with_logging',
+  'test_tool_with_progress',
+  'test_error_handling',
+  'test_sampling',
+  'test_elicitation',
+  'test_elicitation_sep1034_defaults',
+  'test_elicitation_sep1330_enums',
+  'test_reconnection',
+  'json_schema_2020_12_tool',
+];
 
 let g: DemoGateway;
 let proxy: Server;
 let proxyUrl: string;
+let token: string;
 
 beforeAll(async () => {
   g = await startDemoGateway({ listen: true });
+  const mcp = g.gateway.mcp;
+  const server = await mcp.register('acme', 'test', {
+    name: 'conformance',
+    transport: {
+      type: 'stdio',
+      command: process.execPath,
+      args: [buildFixture('conformance-server')],
+    },
+  });
+  await mcp.verify('acme', server.id, 'test');
+  for (const tool of TOOLS) {
+    const id = `conformance/${tool}`;
+    const { descriptor } = await mcp.bind('acme', server.id, 'test', {
+      tool,
+      class: 'read',
+      descriptor: { id, version: '1.0.0' },
+    });
+    await g.gateway.registry.applyEvents(
+      'acme',
+      [
+        {
+          id: `test:${id}@1.0.0`,
+          type: 'AssetReleasePublished',
+          data: { assetId: id, version: '1.0.0', descriptor, inFlightPolicy: 'finish' },
+        },
+      ],
+      'test',
+    );
+  }
+  await mcp.activate('acme', server.id, 'test');
+  token = (
+    await addAgent(
+      g,
+      'conformance',
+      TOOLS.map((t) => ({ id: `conformance/${t}`, version: '1.0.0' })),
+      'production',
+      { mcp: { toolNames: 'upstream' } },
+    )
+  ).token;
   const target = new URL(g.url!);
   proxy = createServer((req, res) => {
     const own = (value: string | undefined) =>
       value?.replace(`:${(proxy.address() as AddressInfo).port}`, `:${target.port}`);
     const headers = {
       ...req.headers,
-      authorization: `Bearer ${g.tokens.agent}`,
+      authorization: `Bearer ${token}`,
       host: own(req.headers.host),
       ...(req.headers.origin ? { origin: own(req.headers.origin) } : {}),
     };
