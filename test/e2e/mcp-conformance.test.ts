@@ -1,22 +1,22 @@
 import { spawn } from 'node:child_process';
-import { createServer, request } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildFixture } from '../fixtures/build-fixture.js';
 import { addAgent } from '../helpers/agents.js';
 import { ROOT } from '../helpers/cli.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
+import { freePort } from '../helpers/ports.js';
+import { startReverseProxy } from '../helpers/reverse-proxy.js';
+import type { ReverseProxy } from '../helpers/reverse-proxy.js';
 
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance) against `/mcp`: every
  * server scenario. Behind the gateway stands test/fixtures/conformance-server.ts, which offers the
  * tools, resources and prompts the scenarios ask for; its tools are bound and pinned by an agent
  * release that keeps upstream names, so the suite finds them under their own. The suite sends no
- * credentials, so a small proxy in front adds that agent's bearer token and maps its own port to
- * the gateway's in `Host` and `Origin` (a foreign Host or Origin passes through unchanged, for the
- * rebinding check).
+ * credentials, so a reverse proxy in front adds that agent's bearer token; it passes `Host` and
+ * `Origin` on as they came, as a real proxy does, and the gateway's public URL is the proxy's (a
+ * foreign Host or Origin is refused, for the rebinding check).
  */
 const SUITE = `${ROOT}node_modules/@modelcontextprotocol/conformance/dist/index.js`;
 /** The suite's server scenarios, as `conformance list` names them. */
@@ -73,12 +73,16 @@ const TOOLS = [
 ];
 
 let g: DemoGateway;
-let proxy: Server;
+let proxy: ReverseProxy;
 let proxyUrl: string;
 let token: string;
 
 beforeAll(async () => {
-  g = await startDemoGateway({ listen: true });
+  const proxyPort = await freePort();
+  g = await startDemoGateway({
+    listen: true,
+    config: { reach: { publicUrl: `http://127.0.0.1:${proxyPort}` } },
+  });
   const mcp = g.gateway.mcp;
   const server = await mcp.register('acme', 'test', {
     name: 'conformance',
@@ -118,32 +122,15 @@ beforeAll(async () => {
       { mcp: { toolNames: 'upstream' } },
     )
   ).token;
-  const target = new URL(g.url!);
-  proxy = createServer((req, res) => {
-    const own = (value: string | undefined) =>
-      value?.replace(`:${(proxy.address() as AddressInfo).port}`, `:${target.port}`);
-    const headers = {
-      ...req.headers,
-      authorization: `Bearer ${token}`,
-      host: own(req.headers.host),
-      ...(req.headers.origin ? { origin: own(req.headers.origin) } : {}),
-    };
-    const upstream = request(
-      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', (err) => res.writeHead(502).end(String(err)));
-    req.pipe(upstream);
-  });
-  await new Promise<void>((ok) => proxy.listen(0, '127.0.0.1', ok));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+  proxy = await startReverseProxy(
+    g.url!,
+    (headers) => ({ ...headers, authorization: `Bearer ${token}` }),
+    proxyPort,
+  );
+  proxyUrl = `${proxy.url}/mcp`;
 });
 afterAll(async () => {
-  proxy?.closeAllConnections();
-  await new Promise<void>((ok) => (proxy ? proxy.close(() => ok()) : ok()));
+  await proxy?.close();
   await g?.close();
 });
 
