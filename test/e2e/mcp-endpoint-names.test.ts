@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { McpToolNames } from '../../src/http/mcp-endpoint/names.js';
+import { PromptNames } from '../../src/http/mcp-endpoint/prompt-names.js';
 
 describe('McpToolNames', () => {
   it('makes names MCP-safe, stable and reversible', () => {
@@ -59,5 +60,54 @@ describe('McpToolNames', () => {
     expect(names.refOf('search')).toBeUndefined();
     const reversed = new McpToolNames([...refs].reverse());
     expect(refs.map((r) => reversed.nameOf(r))).toEqual(refs.map((r) => names.nameOf(r)));
+  });
+});
+
+describe('PromptNames', () => {
+  const a = { id: 'srv-a', label: 'alpha' };
+  const b = { id: 'srv-b', label: 'beta' };
+  const lists = [
+    { r: a, items: [{ name: 'greet' }, { name: 'shared' }, { name: 'x__y' }] },
+    { r: b, items: [{ name: 'shared' }, { name: 'summarise' }] },
+  ];
+
+  it('labels every prompt by default, and resolves only labelled names', () => {
+    const names = new PromptNames(false);
+    expect(names.name(lists).map((x) => x.name)).toEqual([
+      'alpha__greet',
+      'alpha__shared',
+      'alpha__x__y',
+      'beta__shared',
+      'beta__summarise',
+    ]);
+    expect(names.resolve('beta__shared', [a, b])).toEqual({ server: b, prompt: 'shared' });
+    expect(names.resolve('alpha__x__y', [a, b])).toEqual({ server: a, prompt: 'x__y' });
+    expect(names.resolve('greet', [a, b])).toBeUndefined();
+    expect(names.resolve('gamma__greet', [a, b])).toBeUndefined();
+  });
+
+  it('keeps unique names that hold no "__" when asked, labelling the rest', () => {
+    const names = new PromptNames(true);
+    expect(names.name(lists).map((x) => x.name)).toEqual([
+      'greet',
+      'alpha__shared',
+      'alpha__x__y',
+      'beta__shared',
+      'summarise',
+    ]);
+    expect(names.resolve('greet', [a, b])).toEqual({ server: a, prompt: 'greet' });
+    expect(names.resolve('summarise', [a, b])).toEqual({ server: b, prompt: 'summarise' });
+    // A shared name is not kept for either server; the labelled form still works for all.
+    expect(names.resolve('shared', [a, b])).toBeUndefined();
+    expect(names.resolve('alpha__greet', [a, b])).toEqual({ server: a, prompt: 'greet' });
+    // A server no longer reached takes its kept names with it.
+    expect(names.resolve('summarise', [a])).toBeUndefined();
+    // A new listing forgets what the last one kept.
+    names.name([
+      { r: a, items: [{ name: 'greet' }] },
+      { r: b, items: [{ name: 'greet' }] },
+    ]);
+    expect(names.resolve('greet', [a, b])).toBeUndefined();
+    expect(names.knows('summarise')).toBe(false);
   });
 });

@@ -97,6 +97,23 @@ describe('a release that keeps upstream names', () => {
     await expect(
       client.callTool({ name: 'everything_echo__1_0_0', arguments: { message: 'x' } }),
     ).rejects.toThrow(/Unknown tool/);
+    // Its servers' prompts keep their own names too (for gets and completions); the labelled
+    // form still works.
+    const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+    expect(prompts).toEqual(expect.arrayContaining(['simple-prompt', 'completable-prompt']));
+    expect(prompts.filter((n) => n.startsWith('everything__'))).toEqual([]);
+    for (const name of ['simple-prompt', 'everything__simple-prompt']) {
+      const got = await client.getPrompt({ name });
+      expect(got.messages[0]?.content).toEqual({
+        type: 'text',
+        text: 'This is a simple prompt without arguments.',
+      });
+    }
+    const dept = await client.complete({
+      ref: { type: 'ref/prompt', name: 'completable-prompt' },
+      argument: { name: 'department', value: 'E' },
+    });
+    expect(dept.completion.values).toEqual(['Engineering']);
     const listed = await g.inject<{ releases: { mcp?: unknown }[] }>(
       'GET',
       '/v1/agent-releases?agent=upstream-names',

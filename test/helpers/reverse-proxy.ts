@@ -13,11 +13,13 @@ export interface ReverseProxy {
  * A small reverse proxy on 127.0.0.1 in front of `target` (an `http://host:port` URL), like nginx
  * with `proxy_pass`: each request goes on with the headers `rewrite` makes of the client's (it
  * sets `Host`, `X-Forwarded-*` as the proxy under test would), and `X-Forwarded-For` gets the
- * client's address appended. The answer streams back as it comes.
+ * client's address appended. The answer streams back as it comes. It listens on `port` (default:
+ * any free one).
  */
 export async function startReverseProxy(
   target: string,
   rewrite: (headers: IncomingHttpHeaders) => IncomingHttpHeaders,
+  port = 0,
 ): Promise<ReverseProxy> {
   const to = new URL(target);
   const server = createServer((req, res) => {
@@ -35,7 +37,7 @@ export async function startReverseProxy(
     upstream.on('error', (err) => res.writeHead(502).end(String(err)));
     req.pipe(upstream);
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  await new Promise<void>((ok) => server.listen(port, '127.0.0.1', ok));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () =>

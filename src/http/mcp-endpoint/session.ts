@@ -186,6 +186,7 @@ export function createSessionServer(options: SessionServerOptions): SessionServe
       services: { ...s, mcp: s.mcp },
       principal: p,
       closure,
+      keepNames: release()?.mcp?.toolNames === 'upstream',
       live,
       sessions: options.live,
     });

@@ -5,6 +5,7 @@ import type { McpServerRecord, McpService, UpstreamConnection } from '../../mcp/
 import type { Principal } from '../../tenancy/index.js';
 import { toProtocolError } from './errors.js';
 import type { ToolRef } from './names.js';
+import { PromptNames } from './prompt-names.js';
 import { sessionDigest } from './refusals.js';
 import type { GatewayServices } from '../services.js';
 import { UPSTREAM_META } from './live-sessions.js';
@@ -29,6 +30,8 @@ interface PassThroughOptions {
   services: GatewayServices & { mcp: McpService };
   principal: Principal;
   closure: () => readonly ToolRef[];
+  /** The release keeps upstream names (`mcp.toolNames: "upstream"`): prompts keep theirs too. */
+  keepNames: boolean;
   /** The session, for its subscriptions and log level. */
   live: LiveSession;
   /** This node's open sessions. */
@@ -40,7 +43,8 @@ interface PassThroughOptions {
  * through read-only. The tenant rule: an agent sees a server's resources and prompts only while
  * its closure holds a callable tool of that server (active server, bound with the approved
  * digest), and only servers of its own tenant. Resource URIs are kept as the upstream gives them,
- * with the server in `_meta["gatehouse/upstream"]`; prompts are named `<server>__<prompt>`.
+ * with the server in `_meta["gatehouse/upstream"]`; prompts are named `<server>__<prompt>`, or
+ * keep their own names for a release that keeps upstream names (see {@link PromptNames}).
  * Requests go through the pooled connection with the upstream request timeout.
  *
  * Each `resources/read` and `prompts/get` is recorded in the tenant's audit log, whether the
@@ -61,6 +65,7 @@ export function registerPassThrough(
   /** Which server listed a URI last, so resources/read finds it without `_meta`. */
   const owners = new Map<string, string>();
   const reads = new RecordedReads({ mcp, writer: s.auditWriter, principal: p });
+  const promptNames = new PromptNames(options.keepNames);
 
   /**
    * The servers the closure reaches now, and all the tenant's servers, from one view of the stored
@@ -249,16 +254,19 @@ export function registerPassThrough(
     }
   });
 
+  /** The reached servers' prompts under the names the agent sees. */
+  const listPrompts = async (servers: Reached[]) => {
+    const lists = await fromEach(servers, (r) =>
+      mcp.readUpstream(p.tenant, r.id, (c, t) => c.listPrompts(t)),
+    );
+    return promptNames
+      .name(lists)
+      .map(({ r, item, name }) => ({ ...item, name, _meta: tag(r, item._meta) }));
+  };
+
   server.setRequestHandler('prompts/list', async () => {
     try {
-      const lists = await fromEach((await reached()).servers, (r) =>
-        mcp.readUpstream(p.tenant, r.id, (c, t) => c.listPrompts(t)),
-      );
-      return {
-        prompts: lists.flatMap(({ r, items }) =>
-          items.map((x) => ({ ...x, name: `${r.label}__${x.name}`, _meta: tag(r, x._meta) })),
-        ),
-      };
+      return { prompts: await listPrompts((await reached()).servers) };
     } catch (err) {
       throw toProtocolError(err);
     }
@@ -274,9 +282,12 @@ export function registerPassThrough(
       let target: Reached | undefined;
       let upstreamRef: CompleteParams['ref'];
       if (ref.type === 'ref/prompt') {
-        const cut = ref.name.indexOf('__');
-        target = reach.servers.find((x) => cut > 0 && x.label === ref.name.slice(0, cut));
-        upstreamRef = { type: 'ref/prompt', name: ref.name.slice(cut + 2) };
+        // A kept name the last listing did not give is looked up in a fresh one.
+        if (promptNames.isKept(ref.name) && !promptNames.knows(ref.name))
+          await listPrompts(reach.servers);
+        const found = promptNames.resolve(ref.name, reach.servers);
+        target = found?.server;
+        upstreamRef = { type: 'ref/prompt', name: found?.prompt ?? ref.name };
       } else {
         const owner = () => reach.servers.find((x) => x.id === templateOwners.get(ref.uri));
         target = owner() ?? (reach.servers.length === 1 ? reach.servers[0] : undefined);
@@ -307,18 +318,18 @@ export function registerPassThrough(
       arguments: args,
     };
     try {
-      const cut = name.indexOf('__');
-      const label = cut > 0 ? name.slice(0, cut) : '';
       const reach = await reached();
-      const target = reach.servers.find((x) => x.label === label);
-      if (!target)
+      // A kept name is looked up in a fresh listing: which server it names may have changed.
+      if (promptNames.isKept(name)) await listPrompts(reach.servers);
+      const found = promptNames.resolve(name, reach.servers);
+      if (!found)
         throw await reads.refuse(
           asked,
-          serverNamed(reach, label),
+          serverNamed(reach, promptNames.labelOf(name)),
           ReadRefusal.promptNotReachable,
           `Unknown prompt: ${name} is not a prompt of this agent (see prompts/list).`,
         );
-      const prompt = name.slice(cut + 2);
+      const { server: target, prompt } = found;
       const result = await reads.through({ ...asked, prompt }, target.id, (c, t) =>
         c.getPrompt(prompt, args, t),
       );

@@ -53,6 +53,14 @@ export class UpstreamConnection {
   /** True once the handshake completed: only then is an end a loss to report. */
   private opened = false;
   private readonly inFlight = new CallsInFlight();
+  /**
+   * Where each call's progress goes, by the progress token Gatehouse gave it. Kept until the
+   * call's answer has been taken: the SDK dispatches notifications a microtask late but drops its
+   * own progress handler the moment the answer arrives, so the last progress notification, read
+   * with the answer, would be lost.
+   */
+  private readonly progressOf = new Map<string, (p: CallProgress) => void>();
+  private progressTokens = 0;
 
   private constructor(
     private readonly client: Client,
@@ -100,6 +108,14 @@ export class UpstreamConnection {
           data: c.redactor.redactJson(data).value,
           ...(logger !== undefined ? { logger } : {}),
         },
+      });
+    });
+    client.setNotificationHandler('notifications/progress', (n) => {
+      const { progressToken, progress, total, message } = n.params;
+      c.progressOf.get(String(progressToken))?.({
+        progress,
+        ...(total !== undefined ? { total } : {}),
+        ...(message !== undefined ? { message: c.redact(message) } : {}),
       });
     });
     client.setNotificationHandler('notifications/resources/updated', (n) =>
@@ -247,25 +263,13 @@ export class UpstreamConnection {
   ): Promise<UpstreamCallOutcome> {
     const unsent = unsendable(options.signal, this.isClosed);
     if (unsent) return unsent;
-    const onProgress = options.onProgress;
+    const token = options.onProgress ? `gatehouse-${++this.progressTokens}` : undefined;
+    if (token) this.progressOf.set(token, options.onProgress!);
     const done = this.inFlight.track(options.onRequest);
     try {
       const result = await this.client.callTool(
-        { name, arguments: args },
-        {
-          timeout: options.timeoutMs,
-          signal: options.signal,
-          ...(onProgress
-            ? {
-                onprogress: (p: CallProgress) =>
-                  onProgress({
-                    progress: p.progress,
-                    ...(p.total !== undefined ? { total: p.total } : {}),
-                    ...(p.message !== undefined ? { message: this.redact(p.message) } : {}),
-                  }),
-              }
-            : {}),
-        },
+        { name, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
+        { timeout: options.timeoutMs, signal: options.signal },
       );
       return { kind: 'result', result };
     } catch (err) {
@@ -277,6 +281,7 @@ export class UpstreamConnection {
       });
     } finally {
       done();
+      if (token) this.progressOf.delete(token);
     }
   }
 
