@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import {
   clusterUrl,
   destroyCluster,
+  makeRoot,
   missingPostgres,
   startCluster,
 } from '../test/helpers/postgres.js';
@@ -46,13 +47,19 @@ export async function postgresBench(
 ): Promise<PostgresBench | { skipped: string }> {
   const missing = missingPostgres();
   if (missing !== null) return { skipped: missing };
-  const cluster = await startCluster(join(root, 'cluster'));
+  // A directory the postgres user may enter (the bench's own is private to root).
+  const clusterRoot = makeRoot();
   try {
-    const oneNode = await measure(root, 'one', 1, cluster, children, shape);
-    const twoNodes = await measure(root, 'two', 2, cluster, children, shape);
-    return { oneNode, twoNodes };
+    const cluster = await startCluster(join(clusterRoot, 'data'));
+    try {
+      const oneNode = await measure(root, 'one', 1, cluster, children, shape);
+      const twoNodes = await measure(root, 'two', 2, cluster, children, shape);
+      return { oneNode, twoNodes };
+    } finally {
+      destroyCluster(cluster);
+    }
   } finally {
-    destroyCluster(cluster);
+    rmSync(clusterRoot, { recursive: true, force: true });
   }
 }
 
