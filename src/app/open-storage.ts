@@ -72,6 +72,8 @@ export interface Storage {
   latestId(): Promise<string | undefined>;
   /** Null while storage takes writes; else why the last write failed. */
   storageProblem(): string | null;
+  /** Resolves once every write committed so far is on disk (at once on PostgreSQL). */
+  durable(): Promise<void>;
   /** Calls `listener` with the code of each write storage refused; returns the unsubscribe. */
   onStorageError(listener: (code: string) => void): () => void;
   /** Flushes queued writes and closes the database. Safe to call twice. */
@@ -110,6 +112,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       mcpSessions: new PostgresMcpSessionStore(db),
       latestId: () => postgresLatestId(db),
       storageProblem: () => db.storageProblem,
+      durable: () => Promise.resolve(),
       onStorageError: (listener) => db.onStorageError(listener),
       close: () => db.close(),
     };
@@ -137,6 +140,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     mcpSessions: undefined,
     latestId: () => Promise.resolve(latestId(db)),
     storageProblem: () => db.storageProblem,
+    durable: () => db.durable(),
     onStorageError: (listener) => db.onStorageError(listener),
     close: () => db.close(),
   };

@@ -133,11 +133,16 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   });
   // With an authorization server, every 401 says where OAuth clients find it (RFC 9728).
   const challenge = s.oauth ? bearerChallenge(s.oauth.resource) : null;
-  app.addHook('onSend', (_req, reply, payload, done) => {
+  const durable = s.durable;
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (challenge !== null && reply.statusCode === 401)
       void reply.header('www-authenticate', challenge);
     sends.watch(reply.raw, payload);
-    done(null, payload);
+    // A read may show what another request committed a moment ago: it leaves once that is on disk.
+    // A write's own answer already waited for its commit.
+    if (durable && (req.method === 'GET' || req.method === 'HEAD'))
+      durable().then(() => done(null, payload), done);
+    else done(null, payload);
   });
   app.addHook('onResponse', (_req, reply, done) => {
     sends.done(reply.raw);
