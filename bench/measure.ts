@@ -1,4 +1,5 @@
 /** Timing helpers for the benchmarks: samples in nanoseconds, summaries in ms or µs. */
+import { readFileSync } from 'node:fs';
 
 /** What a batch of timed operations came to. */
 export interface Timing {
@@ -120,4 +121,10 @@ export function formatTable(
     `| ${cells.map((cell, c) => (left(c) ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(' | ')} |`;
   const rule = `|${widths.map((w, c) => (left(c) ? `-${'-'.repeat(w)}-` : `-${'-'.repeat(w)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+/** A process's CPU time so far (user + system), in ms, from /proc (Linux only). */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }

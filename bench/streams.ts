@@ -6,7 +6,6 @@
  *
  *   node dist-bench/bench/streams.js      (after tsc -p tsconfig.bench.json)
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { DemoTokens } from '../src/app/index.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
-import { percentile } from './measure.js';
+import { percentile, processCpuMs } from './measure.js';
 
 /** Event-stream readers open in the second measurement. */
 export const STREAM_READERS = 200;
@@ -40,12 +39,6 @@ export interface StreamCost {
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const streamReaders = fileURLToPath(new URL('./stream-readers.js', import.meta.url));
 
-/** The gateway process's CPU time so far, in ms (from /proc; Linux only). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 async function measure(server: ChildServer, token: string, readers: number): Promise<StreamCost> {
   const load = {
     url: server.url,
@@ -59,7 +52,7 @@ async function measure(server: ChildServer, token: string, readers: number): Pro
     connections: CONNECTIONS,
   };
   await postLoad({ ...load, seconds: 1 });
-  const cpuBefore = cpuMs(server.pid);
+  const cpuBefore = processCpuMs(server.pid);
   const running = postLoad({ ...load, seconds: SECONDS });
   const latencies: number[] = [];
   const end = Date.now() + (SECONDS - 1) * 1000;
@@ -82,7 +75,7 @@ async function measure(server: ChildServer, token: string, readers: number): Pro
     rest,
     healthzP50: percentile(latencies, 50),
     healthzP99: percentile(latencies, 99),
-    cpuMsPerCall: (cpuMs(server.pid) - cpuBefore) / Math.max(1, calls),
+    cpuMsPerCall: (processCpuMs(server.pid) - cpuBefore) / Math.max(1, calls),
   };
 }
 
