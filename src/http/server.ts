@@ -138,9 +138,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
     if (challenge !== null && reply.statusCode === 401)
       void reply.header('www-authenticate', challenge);
     sends.watch(reply.raw, payload);
-    // A read may show what another request committed a moment ago: it leaves once that is on disk.
-    // A write's own answer already waited for its commit.
-    if (durable && (req.method === 'GET' || req.method === 'HEAD'))
+    // A read of stored state may show what another request committed a moment ago: it leaves once
+    // that is on disk. A write's own answer already waited for its commit; health, metrics and
+    // static files show nothing stored, and must answer even while the disk stalls.
+    if (durable && (req.method === 'GET' || req.method === 'HEAD') && req.url.startsWith('/v1/'))
       durable().then(() => done(null, payload), done);
     else done(null, payload);
   });
