@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Compilable, MigrationProvider } from 'kysely';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
@@ -10,11 +10,7 @@ import { storageUnavailable } from '../sql/storage-unavailable.js';
 import { storageFailureCode } from './storage-failure.js';
 import { WalSync, datasyncFile } from './wal-sync.js';
 import { Checkpointer } from './checkpointer.js';
-
-/** While storage refuses writes, how often to try whether it accepts them again. */
-const PROBE_INTERVAL_MS = 500;
-/** What a probe writes beside the database: a few pages, as a small commit needs. */
-const PROBE_BYTES = 64 * 1024;
+import { StorageHealth } from './storage-health.js';
 
 /** Options of {@link SqliteDatabase.open}. */
 export interface SqliteDatabaseOptions {
@@ -64,22 +60,20 @@ export class SqliteDatabase {
   private queue: QueuedWrite[] = [];
   private scheduled = false;
   private readonly commitListeners = new Set<() => void>();
-  private readonly errorListeners = new Set<(code: string) => void>();
   private readonly state = new ResourceLifecycle('the database');
-  /** Why the last write failed for storage reasons, until a write or a probe succeeds again. */
-  private failing: string | null = null;
-  private probeTimer: NodeJS.Timeout | undefined;
+  private readonly health: StorageHealth;
 
   private constructor(
     readonly raw: Database.Database,
     /** The directory of the database file (null in memory), where probes write. */
-    private readonly dir: string | null,
+    dir: string | null,
     /** Under `synchronous: full` on a file, what makes commits durable; else commits are. */
     private readonly walSync: WalSync | null,
     /** Checkpoints the WAL off the event loop (null in memory). */
     readonly checkpointer: Checkpointer | null,
   ) {
     this.kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
+    this.health = new StorageHealth(dir);
   }
 
   /** Opens (creating when absent) and migrates the database. */
@@ -245,7 +239,7 @@ export class SqliteDatabase {
       this.raw.transaction(() => {
         for (const w of batch) results.push(w.fn());
       })();
-      this.recovered();
+      this.health.recovered();
       this.settle(batch.map((w, i) => ({ write: w, value: results[i] })));
       return;
     } catch {
@@ -256,12 +250,12 @@ export class SqliteDatabase {
       try {
         this.transactionCache.clear();
         done.push({ write: w, value: this.raw.transaction(w.fn)() });
-        this.recovered();
+        this.health.recovered();
       } catch (err) {
         const code = storageFailureCode(err);
         if (code === null) w.reject(err);
         else {
-          this.failed(code);
+          this.health.failed(code);
           w.reject(storageUnavailable(code, err));
         }
       }
@@ -279,7 +273,7 @@ export class SqliteDatabase {
     this.walSync.afterCommit((err) => {
       if (err) {
         const code = 'SQLITE_IOERR_FSYNC';
-        this.failed(code);
+        this.health.failed(code);
         for (const d of done) d.write.reject(storageUnavailable(code, err));
       } else for (const d of done) d.write.resolve(d.value);
       this.committed();
@@ -291,7 +285,7 @@ export class SqliteDatabase {
    * later write or a probe succeeds. Readiness reports it.
    */
   get storageProblem(): string | null {
-    return this.failing;
+    return this.health.problem;
   }
 
   /**
@@ -300,41 +294,7 @@ export class SqliteDatabase {
    * Returns the unsubscribe.
    */
   onStorageError(listener: (code: string) => void): () => void {
-    this.errorListeners.add(listener);
-    return () => this.errorListeners.delete(listener);
-  }
-
-  private failed(code: string): void {
-    for (const l of this.errorListeners) l(code);
-    this.failing = `storage refuses writes (${code})`;
-    if (this.probeTimer || this.dir === null) return;
-    this.probeTimer = setInterval(() => this.probe(), PROBE_INTERVAL_MS);
-    this.probeTimer.unref();
-  }
-
-  private recovered(): void {
-    this.failing = null;
-    if (this.probeTimer) clearInterval(this.probeTimer);
-    this.probeTimer = undefined;
-  }
-
-  /** Writes and syncs a few pages beside the database: success means storage takes writes again. */
-  private probe(): void {
-    const file = join(this.dir!, '.storage-probe');
-    try {
-      const fd = openSync(file, 'w');
-      try {
-        writeSync(fd, Buffer.alloc(PROBE_BYTES));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      this.recovered();
-    } catch {
-      // Still failing: try again at the next interval.
-    } finally {
-      rmSync(file, { force: true });
-    }
+    return this.health.onError(listener);
   }
 
   /** Calls `listener` after each group commit; returns the unsubscribe. */
@@ -351,7 +311,7 @@ export class SqliteDatabase {
   /** Flushes queued writes and closes the file. Safe to call twice. */
   close(): Promise<void> {
     return this.state.close(async () => {
-      this.recovered();
+      this.health.recovered();
       if (this.queue.length > 0) this.flush();
       await this.durable();
       await this.checkpointer?.close();
