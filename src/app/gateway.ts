@@ -388,6 +388,7 @@ export class Gateway {
             watchToken: (id, listener) => directory.tokens.watch(id, listener),
           }),
           ...(storage.mcpSessions ? { mcpSessions: storage.mcpSessions } : {}),
+          ...(storage.mcpStreamEvents ? { mcpStreamEvents: storage.mcpStreamEvents } : {}),
           invocations,
           approvals,
           uncertain,
