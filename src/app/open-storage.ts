@@ -111,7 +111,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       outbox: new PostgresOutboxFeed(db),
       signingKeys: new PostgresSigningKeyStore(db),
       mcpSessions: new PostgresMcpSessionStore(db),
-      mcpStreamEvents: new PostgresMcpStreamEventStore(db),
+      mcpStreamEvents: new PostgresMcpStreamEventStore(db, config.mcp.streams),
       latestId: () => postgresLatestId(db),
       storageProblem: () => db.storageProblem,
       onStorageError: (listener) => db.onStorageError(listener),

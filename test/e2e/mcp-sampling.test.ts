@@ -23,7 +23,8 @@ const SAMPLE = 'everything_sample__1_0_0';
 const ELICIT = 'everything_elicit__1_0_0';
 
 beforeAll(async () => {
-  g = await startDemoGateway({ listen: true });
+  // Forwarded requests are bounded lower than by default (GATEHOUSE_MCP_FORWARD_MAX_BYTES).
+  g = await startDemoGateway({ listen: true, config: { mcp: { forwarding: { maxBytes: 4096 } } } });
   url = `${g.url!}/mcp`;
   const serverId = (await g.gateway.mcp.list('acme')).find((s) => s.name === 'everything')!.id;
   for (const b of Object.values(TOOLS)) {
@@ -191,6 +192,19 @@ describe('sampling and elicitation of an upstream', () => {
     while (m.id !== 7);
     expect(JSON.stringify(m.result)).toContain('raw answer');
     await messages.return(undefined);
+  });
+
+  it('refuses a request over the configured bound, before the agent sees it', async () => {
+    const { client, seen } = await askedSession({
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' }),
+      elicitation: () => ({ action: 'decline' }),
+    });
+    const r = await client.callTool({ name: SAMPLE, arguments: { prompt: 'p'.repeat(5000) } });
+    expect(r.isError).toBe(true);
+    expect(texts(r)).toMatch(/exceeds the 4096-byte bound of requests Gatehouse forwards/);
+    expect(seen).toEqual([]);
+    const recorded = interactions(await invocationOf(r));
+    expect(recorded).toMatchObject([{ method: 'sampling/createMessage', outcome: 'refused' }]);
   });
 
   it('refuses a session whose client did not declare the capability: the tool errs', async () => {
