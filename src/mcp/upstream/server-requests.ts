@@ -6,8 +6,13 @@ export const FORWARDED_METHODS = ['sampling/createMessage', 'elicitation/create'
 /** One of {@link FORWARDED_METHODS}. */
 export type ForwardedMethod = (typeof FORWARDED_METHODS)[number];
 
-/** The client capabilities the gateway declares to upstreams: it can forward these requests. */
-export const FORWARDING_CAPABILITIES = { sampling: {}, elicitation: { form: {} } };
+/**
+ * The client capabilities the gateway declares to upstreams: it can forward these requests, and
+ * elicitation in both modes (the SDK client refuses a mode it did not declare). A URL-mode request
+ * reaches only an agent whose client declared `elicitation.url`; for others it is refused, saying
+ * so, as is a sampling request for an agent that declared no sampling.
+ */
+export const FORWARDING_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} } };
 
 /**
  * Answers a request the upstream sent while one call was in flight: forwards it to the call's
