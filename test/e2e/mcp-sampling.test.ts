@@ -62,7 +62,7 @@ async function askedSession(
     sampling: (params: Record<string, unknown>) => Record<string, unknown>;
     elicitation: (params: Record<string, unknown>) => Record<string, unknown>;
   },
-  elicitation: Record<string, object> = { form: {} },
+  elicitation: { form?: Record<string, never>; url?: Record<string, never> } = { form: {} },
 ): Promise<{ client: Client; seen: { method: string; params: Record<string, unknown> }[] }> {
   const seen: { method: string; params: Record<string, unknown> }[] = [];
   const { client } = await connectMcp(
