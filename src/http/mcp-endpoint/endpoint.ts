@@ -45,6 +45,9 @@ export interface McpEndpointOptions extends McpReach {
   streamRetryMs?: number;
 }
 
+/** A session's transport (named for the type it must be given where it refers to itself). */
+type SessionTransport = WebStandardStreamableHTTPServerTransport;
+
 interface Session {
   principal: string;
   /** The token it was opened with: the session ends when that token stops working. */
@@ -146,56 +149,55 @@ export function mountMcpEndpoint(
     for (const [id, x] of mine.slice(0, Math.max(0, mine.length - maxSessions + 1))) {
       await end(id, x, reopen === undefined);
     }
-    const transport: WebStandardStreamableHTTPServerTransport =
-      new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => reopen ?? randomUUID(),
-        // Answers come as event streams, so a call's progress (and a server's requests) can precede
-        // its result on the request's own stream.
-        enableJsonResponse: false,
-        // Resumable streams: each event gets an id and is kept a while; clients of 2025-11-25 and
-        // later also get a priming event (id, retry) first, so they can resume before any message.
-        eventStore: sessionEventStore(
-          streamEvents,
-          (): string | undefined => transport.sessionId,
-          (err) => app.log.warn({ err }, 'MCP stream event not kept for replay'),
-        ),
-        retryInterval: o.streamRetryMs ?? 1000,
-        onsessioninitialized: async (id) => {
-          const session: Session = {
-            principal: principal.id,
-            token,
-            transport,
-            unwatch: () => {},
-            forget: live.add(made.live),
-          };
-          session.unwatch = s.directory.tokens.watch(
-            token,
-            () => void end(id, session),
-            Date.parse(grantToken.expiresAt),
-          );
-          sessions.set(id, session);
+    const transport: SessionTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => reopen ?? randomUUID(),
+      // Answers come as event streams, so a call's progress (and a server's requests) can precede
+      // its result on the request's own stream.
+      enableJsonResponse: false,
+      // Resumable streams: each event gets an id and is kept a while; clients of 2025-11-25 and
+      // later also get a priming event (id, retry) first, so they can resume before any message.
+      eventStore: sessionEventStore(
+        streamEvents,
+        (): string | undefined => transport.sessionId,
+        (err) => app.log.warn({ err }, 'MCP stream event not kept for replay'),
+      ),
+      retryInterval: o.streamRetryMs ?? 1000,
+      onsessioninitialized: async (id) => {
+        const session: Session = {
+          principal: principal.id,
+          token,
+          transport,
+          unwatch: () => {},
+          forget: live.add(made.live),
+        };
+        session.unwatch = s.directory.tokens.watch(
+          token,
+          () => void end(id, session),
+          Date.parse(grantToken.expiresAt),
+        );
+        sessions.set(id, session);
+        counted();
+        await shared?.put({
+          id,
+          tenant: principal.tenant,
+          principal: principal.id,
+          tokenId: token,
+          initialize,
+          createdAt: new Date().toISOString(),
+        });
+      },
+      onsessionclosed: async (id) => {
+        const x = sessions.get(id);
+        if (x) {
+          sessions.delete(id);
           counted();
-          await shared?.put({
-            id,
-            tenant: principal.tenant,
-            principal: principal.id,
-            tokenId: token,
-            initialize,
-            createdAt: new Date().toISOString(),
-          });
-        },
-        onsessionclosed: async (id) => {
-          const x = sessions.get(id);
-          if (x) {
-            sessions.delete(id);
-            counted();
-            x.unwatch();
-            x.forget();
-          }
-          await shared?.delete(id);
-          await streamEvents.drop(id);
-        },
-      });
+          x.unwatch();
+          x.forget();
+        }
+        await shared?.delete(id);
+        await streamEvents.drop(id);
+      },
+    });
     const made = createSessionServer({
       services: s,
       principal,
