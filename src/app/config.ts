@@ -20,6 +20,9 @@ import { loadTracingConfig } from './tracing-config.js';
 import { loadNodeConfig } from './node-config.js';
 import type { NodeConfig } from './node-config.js';
 import type { TracingConfig } from './tracing-config.js';
+import { loadMcpConfig } from './mcp-config.js';
+import type { McpConfig, McpForwardingConfig } from './mcp-config.js';
+import type { McpStreamLimits } from '../tenancy/index.js';
 
 /** Everything the gateway is configured with. */
 export interface GatewayConfig {
@@ -60,6 +63,8 @@ export interface GatewayConfig {
   streams: StreamLimits;
   /** The public URL, the hosts and origins `/mcp` accepts, the trusted reverse proxies. */
   reach: ReachConfig;
+  /** Bounds of forwarded sampling and elicitation, and of `/mcp` streams kept for replay. */
+  mcp: McpConfig;
   /** The built Studio served at `/studio` (`npm run build` writes `dist/studio/`). */
   studioDir: string;
   /** How long a Studio sign-in lasts. */
@@ -76,8 +81,9 @@ export interface GatewayConfig {
 
 /** What a caller (`gatehouse serve`, a test) sets over the environment and the defaults. */
 export type ConfigFlags = Partial<
-  Omit<GatewayConfig, 'limits' | 'streams' | 'reach' | 'tls' | 'node'>
+  Omit<GatewayConfig, 'limits' | 'streams' | 'reach' | 'tls' | 'node' | 'mcp'>
 > & {
+  mcp?: { forwarding?: Partial<McpForwardingConfig>; streams?: Partial<McpStreamLimits> };
   limits?: Partial<ServerLimits>;
   node?: Partial<NodeConfig>;
   streams?: Partial<StreamLimits>;
@@ -128,6 +134,7 @@ export function loadConfig(
     limits: loadServerLimits(flags.limits ?? {}, env),
     streams: loadStreamLimits(flags.streams ?? {}, env),
     reach,
+    mcp: loadMcpConfig(flags.mcp ?? {}, env),
     studioDir: resolve(flags.studioDir ?? env.GATEHOUSE_STUDIO_DIR ?? BUILT_STUDIO),
     sessionTtlMs:
       flags.sessionTtlMs ??

@@ -287,7 +287,14 @@ export class Gateway {
       mcpService = mcp;
       const executors = new Map<string, Executor>([
         ['native', native],
-        ['mcp', new McpExecutor({ mcp, maxOutputBytes: config.maxOutputBytes })],
+        [
+          'mcp',
+          new McpExecutor({
+            mcp,
+            maxOutputBytes: config.maxOutputBytes,
+            forwarding: config.mcp.forwarding,
+          }),
+        ],
         ['http', new HttpExecutor({ egress })],
         ...execution.executors,
       ]);
@@ -373,7 +380,11 @@ export class Gateway {
         logger,
         logRequests: config.logRequests,
         tracer: tracing.tracer,
-        mcp: { listenHosts: [config.host], ...mcpReachOf(config.reach) },
+        mcp: {
+          listenHosts: [config.host],
+          ...mcpReachOf(config.reach),
+          streamLimits: config.mcp.streams,
+        },
         trustedProxies: config.reach.trustedProxies,
         limits: config.limits,
         streams: config.streams,
@@ -388,6 +399,7 @@ export class Gateway {
             watchToken: (id, listener) => directory.tokens.watch(id, listener),
           }),
           ...(storage.mcpSessions ? { mcpSessions: storage.mcpSessions } : {}),
+          ...(storage.mcpStreamEvents ? { mcpStreamEvents: storage.mcpStreamEvents } : {}),
           invocations,
           approvals,
           uncertain,

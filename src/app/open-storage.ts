@@ -9,7 +9,7 @@ import type { InvocationStore } from '../invocation/index.js';
 import type { McpStore } from '../mcp/index.js';
 import type { PolicyStore } from '../policy/index.js';
 import type { SecretStore } from '../secrets/index.js';
-import type { McpSessionStore, TenancyStore } from '../tenancy/index.js';
+import type { McpSessionStore, McpStreamEventStore, TenancyStore } from '../tenancy/index.js';
 import type { ToolStore } from '../tools/index.js';
 import {
   PostgresApprovalStore,
@@ -19,6 +19,7 @@ import {
   PostgresLeaseStore,
   PostgresNodeStore,
   PostgresMcpSessionStore,
+  PostgresMcpStreamEventStore,
   PostgresMcpStore,
   PostgresOutboxFeed,
   PostgresPolicyStore,
@@ -68,6 +69,8 @@ export interface Storage {
   signingKeys: SigningKeyStore | undefined;
   /** The agents' MCP sessions shared by the nodes (PostgreSQL); undefined on SQLite (in memory). */
   mcpSessions: McpSessionStore | undefined;
+  /** Their streams' events kept for replay (PostgreSQL); undefined on SQLite (in memory). */
+  mcpStreamEvents: McpStreamEventStore | undefined;
   /** The largest stored invocation, approval or lease id, so new ids start above it. */
   latestId(): Promise<string | undefined>;
   /** Null while storage takes writes; else why the last write failed. */
@@ -110,6 +113,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       outbox: new PostgresOutboxFeed(db),
       signingKeys: new PostgresSigningKeyStore(db),
       mcpSessions: new PostgresMcpSessionStore(db),
+      mcpStreamEvents: new PostgresMcpStreamEventStore(db, config.mcp.streams),
       latestId: () => postgresLatestId(db),
       storageProblem: () => db.storageProblem,
       durable: () => Promise.resolve(),
@@ -138,6 +142,7 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     outbox: new SqliteOutboxFeed(db),
     signingKeys: undefined,
     mcpSessions: undefined,
+    mcpStreamEvents: undefined,
     latestId: () => Promise.resolve(latestId(db)),
     storageProblem: () => db.storageProblem,
     durable: () => db.durable(),

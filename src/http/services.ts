@@ -5,7 +5,12 @@ import type { AuditWriter, McpService } from '../mcp/index.js';
 import type { InvocationService, UncertainEffects } from '../invocation/index.js';
 import type { TenantPolicy } from '../policy/index.js';
 import type { SecretService } from '../secrets/index.js';
-import type { Directory, McpSessionStore, SessionBook } from '../tenancy/index.js';
+import type {
+  Directory,
+  McpSessionStore,
+  McpStreamEventStore,
+  SessionBook,
+} from '../tenancy/index.js';
 import type { StoredDescriptor, ToolRegistry } from '../tools/index.js';
 import type { AccessTokenVerifier } from '../oauth/index.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
@@ -27,6 +32,8 @@ export interface GatewayServices {
   sessions: SessionBook;
   /** The agents' MCP sessions shared by the nodes of one database; absent: in memory only. */
   mcpSessions?: McpSessionStore;
+  /** The events of those sessions' streams, kept for replay; absent: in memory only. */
+  mcpStreamEvents?: McpStreamEventStore;
   invocations: InvocationService;
   approvals: ApprovalService;
   uncertain: UncertainEffects;

@@ -34,3 +34,4 @@ export { PostgresMcpStore } from './postgres/postgres-mcp-store.js';
 export { postgresLatestId } from './postgres/postgres-latest-id.js';
 export { PostgresSigningKeyStore } from './postgres/postgres-signing-key-store.js';
 export { PostgresMcpSessionStore } from './postgres/postgres-mcp-session-store.js';
+export { PostgresMcpStreamEventStore } from './postgres/postgres-mcp-stream-event-store.js';

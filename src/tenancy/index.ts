@@ -18,3 +18,9 @@ export {
 } from './token-ttl.js';
 export { TokenWatch } from './token-watch.js';
 export type { McpSessionStore, StoredMcpSession } from './mcp-session-store.js';
+export { DEFAULT_MCP_STREAM_LIMITS } from './mcp-stream-event-store.js';
+export type {
+  McpStreamEvent,
+  McpStreamEventStore,
+  McpStreamLimits,
+} from './mcp-stream-event-store.js';

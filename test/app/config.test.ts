@@ -45,6 +45,24 @@ describe('configuration from the environment', () => {
     expect(load({ GATEHOUSE_NODE_GRACE_MS: '30s' })).toThrow(/GATEHOUSE_NODE_GRACE_MS must be/);
   });
 
+  it('reads the MCP forwarding and stream bounds, defaulting each, and refuses zero', () => {
+    const config = load({
+      GATEHOUSE_MCP_FORWARD_MAX_BYTES: '2048',
+      GATEHOUSE_MCP_FORWARD_MAX_PER_CALL: '2',
+      GATEHOUSE_MCP_STREAM_TTL_MS: '1000',
+    })();
+    expect(config.mcp).toEqual({
+      forwarding: { maxBytes: 2048, maxPerCall: 2, timeoutMs: 60_000 },
+      streams: { events: 256, bytes: 1024 * 1024, ttlMs: 1000 },
+    });
+    expect(load({ GATEHOUSE_MCP_FORWARD_TIMEOUT_MS: '0' })).toThrow(
+      /GATEHOUSE_MCP_FORWARD_TIMEOUT_MS must be a positive integer; got 0/,
+    );
+    expect(load({ GATEHOUSE_MCP_STREAM_EVENTS: '-1' })).toThrow(
+      /GATEHOUSE_MCP_STREAM_EVENTS must be a positive integer; got "-1"/,
+    );
+  });
+
   it('refuses a pool setting that is not a number', () => {
     expect(load({ GATEHOUSE_POOL: 'cpus=many' })).toThrow(
       /GATEHOUSE_POOL cpus must be a non-negative number/,

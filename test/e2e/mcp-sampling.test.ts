@@ -18,12 +18,16 @@ const clients: Client[] = [];
 const TOOLS = {
   sample: { tool: 'trigger-sampling-request', id: 'everything/sample' },
   elicit: { tool: 'trigger-elicitation-request', id: 'everything/elicit' },
+  // Listed by server-everything only to a client that declared URL-mode elicitation: the gateway.
+  url: { tool: 'trigger-url-elicitation', id: 'everything/url-elicit' },
 } as const;
 const SAMPLE = 'everything_sample__1_0_0';
 const ELICIT = 'everything_elicit__1_0_0';
+const URL_ELICIT = 'everything_url-elicit__1_0_0';
 
 beforeAll(async () => {
-  g = await startDemoGateway({ listen: true });
+  // Forwarded requests are bounded lower than by default (GATEHOUSE_MCP_FORWARD_MAX_BYTES).
+  g = await startDemoGateway({ listen: true, config: { mcp: { forwarding: { maxBytes: 4096 } } } });
   url = `${g.url!}/mcp`;
   const serverId = (await g.gateway.mcp.list('acme')).find((s) => s.name === 'everything')!.id;
   for (const b of Object.values(TOOLS)) {
@@ -53,15 +57,18 @@ afterAll(async () => {
 });
 
 /** A session whose client declares sampling and elicitation and answers with `answers`. */
-async function askedSession(answers: {
-  sampling: (params: Record<string, unknown>) => Record<string, unknown>;
-  elicitation: (params: Record<string, unknown>) => Record<string, unknown>;
-}): Promise<{ client: Client; seen: { method: string; params: Record<string, unknown> }[] }> {
+async function askedSession(
+  answers: {
+    sampling: (params: Record<string, unknown>) => Record<string, unknown>;
+    elicitation: (params: Record<string, unknown>) => Record<string, unknown>;
+  },
+  elicitation: { form?: Record<string, never>; url?: Record<string, never> } = { form: {} },
+): Promise<{ client: Client; seen: { method: string; params: Record<string, unknown> }[] }> {
   const seen: { method: string; params: Record<string, unknown> }[] = [];
   const { client } = await connectMcp(
     url,
     agent,
-    { capabilities: { sampling: {}, elicitation: { form: {} } } },
+    { capabilities: { sampling: {}, elicitation } },
     (c) => {
       c.setRequestHandler('sampling/createMessage', (r) => {
         seen.push({ method: r.method, params: r.params });
@@ -162,6 +169,43 @@ describe('sampling and elicitation of an upstream', () => {
     });
   });
 
+  it('forwards URL-mode elicitation to a client that declared it, and refuses it to one that did not', async () => {
+    const args = { url: 'https://example.com/consent', message: 'Open to consent.' };
+    const { client, seen } = await askedSession(
+      {
+        sampling: () => ({ role: 'assistant', content: { type: 'text', text: '' }, model: 'm' }),
+        elicitation: () => ({ action: 'accept' }),
+      },
+      { form: {}, url: {} },
+    );
+    const r = await client.callTool({ name: URL_ELICIT, arguments: args });
+    expect(r.isError, texts(r)).toBeFalsy();
+    expect(texts(r)).toContain('User completed the URL elicitation flow');
+    expect(seen).toMatchObject([
+      { method: 'elicitation/create', params: { mode: 'url', ...args } },
+    ]);
+    expect(interactions(await invocationOf(r))).toMatchObject([
+      {
+        method: 'elicitation/create',
+        outcome: 'answered',
+        request: { mode: 'url', url: args.url },
+        answer: { action: 'accept' },
+      },
+    ]);
+
+    const formOnly = await askedSession({
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: '' }, model: 'm' }),
+      elicitation: () => ({ action: 'accept' }),
+    });
+    const refused = await formOnly.client.callTool({ name: URL_ELICIT, arguments: args });
+    expect(refused.isError).toBe(true);
+    expect(texts(refused)).toMatch(/did not declare url elicitation/);
+    expect(formOnly.seen).toEqual([]);
+    expect(interactions(await invocationOf(refused))).toMatchObject([
+      { method: 'elicitation/create', outcome: 'refused', request: { mode: 'url' } },
+    ]);
+  });
+
   it("sends it on the call's own answer stream (no GET stream open) and takes the answer by POST", async () => {
     const post = rawMcpPost(url, agent);
     const session = await openRawSession(post, { sampling: {} });
@@ -191,6 +235,19 @@ describe('sampling and elicitation of an upstream', () => {
     while (m.id !== 7);
     expect(JSON.stringify(m.result)).toContain('raw answer');
     await messages.return(undefined);
+  });
+
+  it('refuses a request over the configured bound, before the agent sees it', async () => {
+    const { client, seen } = await askedSession({
+      sampling: () => ({ role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' }),
+      elicitation: () => ({ action: 'decline' }),
+    });
+    const r = await client.callTool({ name: SAMPLE, arguments: { prompt: 'p'.repeat(5000) } });
+    expect(r.isError).toBe(true);
+    expect(texts(r)).toMatch(/exceeds the 4096-byte bound of requests Gatehouse forwards/);
+    expect(seen).toEqual([]);
+    const recorded = interactions(await invocationOf(r));
+    expect(recorded).toMatchObject([{ method: 'sampling/createMessage', outcome: 'refused' }]);
   });
 
   it('refuses a session whose client did not declare the capability: the tool errs', async () => {

@@ -309,6 +309,47 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       // Every node served requests of the one session.
       expect(new Set(landed).size).toBe(3);
 
+      // A call's stream dropped on node A is resumed on node B: its events are in the database.
+      const headers = {
+        authorization: `Bearer ${g.tokens.agent}`,
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const dropped = new AbortController();
+      const posted = await fetch(`${g.urls[0]!}/mcp`, {
+        method: 'POST',
+        signal: dropped.signal,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 70,
+          method: 'tools/call',
+          params: { name: echoTool!.name, arguments: { message: 'resumed on B' } },
+        }),
+      });
+      let first = '';
+      const reader = posted.body!.getReader();
+      while (!first.includes('\n\n'))
+        first += new TextDecoder().decode((await reader.read()).value);
+      const lastEventId = /^id: (\S+)$/m.exec(first)?.[1];
+      expect(first).toMatch(/^retry: \d+$/m);
+      dropped.abort();
+      let replayed = '';
+      // Node B replays what is stored and closes; the client asks again until the answer is there.
+      for (let i = 0; i < 50 && !replayed.includes('"id":70'); i++) {
+        const resumed = await fetch(`${g.urls[1]!}/mcp`, {
+          headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId! },
+        });
+        expect(resumed.status).toBe(200);
+        replayed = await resumed.text();
+        if (!replayed.includes('"id":70')) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(replayed).toContain('resumed on B');
+
       // Ended on one node (DELETE), it is gone on every node.
       await transport.terminateSession();
       for (const url of g.urls) {

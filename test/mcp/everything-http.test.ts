@@ -58,12 +58,52 @@ describe('server-everything over Streamable HTTP', () => {
     const { id, descriptors } = await h.ready(
       'everything-http',
       { type: 'http', url: `http://127.0.0.1:${port}/mcp` },
-      [{ tool: 'echo', class: 'read', id: 'everything.echo' }],
+      [
+        { tool: 'echo', class: 'read', id: 'everything.echo' },
+        { tool: 'trigger-sampling-request', class: 'read', id: 'everything.sample' },
+      ],
     );
     expect(await h.call(descriptors.echo!, { message: 'over http' })).toEqual({
       status: 'observed',
       output: { content: [{ type: 'text', text: 'Echo: over http' }] },
     });
+
+    // Two calls in flight on the one connection, each asked back by the server: each request came
+    // on its call's own answer stream, so each goes to its own caller (neither answers until both
+    // are asked, so both are in flight at once).
+    const asked: string[] = [];
+    let bothAsked!: () => void;
+    const both = new Promise<void>((r) => (bothAsked = r));
+    const callerNamed = (name: string) => ({
+      ask: async ({ params }: { params: Record<string, unknown> }) => {
+        asked.push(`${name}: ${JSON.stringify(params.messages)}`);
+        if (asked.length === 2) bothAsked();
+        await both;
+        return {
+          role: 'assistant',
+          content: { type: 'text', text: `answer of ${name}` },
+          model: name,
+        };
+      },
+    });
+    const [a, b] = await Promise.all(
+      ['a', 'b'].map((name) =>
+        h!.call(
+          descriptors['trigger-sampling-request']!,
+          { prompt: `prompt of ${name}` },
+          {
+            caller: callerNamed(name),
+          },
+        ),
+      ),
+    );
+    expect(asked.sort()).toEqual([
+      expect.stringMatching(/^a: .*prompt of a/),
+      expect.stringMatching(/^b: .*prompt of b/),
+    ]);
+    expect(JSON.stringify(a)).toContain('answer of a');
+    expect(JSON.stringify(a)).not.toContain('answer of b');
+    expect(JSON.stringify(b)).toContain('answer of b');
 
     await stop(upstream);
     expect(await h.mcp.probe(TENANT, id)).toBe('active');

@@ -4,7 +4,11 @@ import { join, resolve } from 'node:path';
 import { SequentialIds, systemClock } from '../../src/core/index.js';
 import type { AuditRecord, SideEffectClass, StoredEvent } from '../../src/core/index.js';
 import { judgeExecution } from '../../src/invocation/index.js';
-import type { ExecutionRequest, ExecutionResult } from '../../src/invocation/index.js';
+import type {
+  CallerChannel,
+  ExecutionRequest,
+  ExecutionResult,
+} from '../../src/invocation/index.js';
 import { McpExecutor } from '../../src/executors/index.js';
 import { McpService } from '../../src/mcp/index.js';
 import type { McpServiceOptions } from '../../src/mcp/index.js';
@@ -136,7 +140,13 @@ export class McpHarness {
   async call(
     descriptor: ToolDescriptor,
     input: unknown,
-    o: { class?: SideEffectClass; timeoutMs?: number; signal?: AbortSignal } = {},
+    o: {
+      class?: SideEffectClass;
+      timeoutMs?: number;
+      signal?: AbortSignal;
+      /** Where the upstream's sampling and elicitation requests go (none: refused). */
+      caller?: CallerChannel;
+    } = {},
   ): Promise<ExecutionResult> {
     const req: ExecutionRequest = {
       invocationId: 'inv-1',
@@ -161,6 +171,7 @@ export class McpHarness {
         throw new Error('the mcp executor captures no streams');
       },
       redactAlso: () => {},
+      ...(o.caller ? { caller: o.caller } : {}),
     };
     return judgeExecution(await this.executor.execute(req), req.effectiveClass);
   }

@@ -6,6 +6,7 @@ import { appendLedger } from '../../src/storage/postgres/postgres-ledger.js';
 import { PostgresLeaseStore } from '../../src/storage/postgres/postgres-lease-store.js';
 import { PostgresNodeStore } from '../../src/storage/postgres/postgres-node-store.js';
 import { PostgresMcpStore } from '../../src/storage/postgres/postgres-mcp-store.js';
+import { PostgresMcpStreamEventStore } from '../../src/storage/postgres/postgres-mcp-stream-event-store.js';
 import { PostgresPolicyStore } from '../../src/storage/postgres/postgres-policy-store.js';
 import { PostgresSecretStore } from '../../src/storage/postgres/postgres-secret-store.js';
 import { PostgresTenancyStore } from '../../src/storage/postgres/postgres-tenancy-store.js';
@@ -17,6 +18,7 @@ import { invocationStoreContract } from '../contracts/invocation-store.contract.
 import { leaseStoreContract } from '../contracts/lease-store.contract.js';
 import { nodeStoreContract } from '../contracts/node-store.contract.js';
 import { mcpStoreContract } from '../contracts/mcp-store.contract.js';
+import { mcpStreamEventStoreContract } from '../contracts/mcp-stream-event-store.contract.js';
 import { policyStoreContract } from '../contracts/policy-store.contract.js';
 import { secretStoreContract } from '../contracts/secret-store.contract.js';
 import { tenancyStoreContract } from '../contracts/tenancy-store.contract.js';
@@ -101,5 +103,10 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('on PostgreSQL', (
   mcpStoreContract('PostgresMcpStore', async () => {
     const { db, close } = await freshDatabase();
     return { store: new PostgresMcpStore(db), audit: new PostgresAuditStore(db), close };
+  });
+
+  mcpStreamEventStoreContract('PostgresMcpStreamEventStore', async (limits, now) => {
+    const { db, close } = await freshDatabase();
+    return { store: new PostgresMcpStreamEventStore(db, limits, now), close };
   });
 });

@@ -19,6 +19,9 @@ import { RefusalType, recordRefusal, sessionDigest } from './refusals.js';
 import { createSessionServer } from './session.js';
 import { LiveSessions } from './live-sessions.js';
 import { serveSessionStream } from './session-stream.js';
+import { MemoryStreamEventStore } from './memory-stream-events.js';
+import { sessionEventStore } from './session-events.js';
+import type { McpStreamLimits } from '../../tenancy/index.js';
 import { DEFAULT_STREAM_LIMITS } from '../event-stream-limits.js';
 import type { GatewayServices } from '../services.js';
 
@@ -33,7 +36,17 @@ export interface McpEndpointOptions extends McpReach {
    * is closed (default: the event stream's bound, 256 KiB).
    */
   streamBufferBytes?: number;
+  /**
+   * What each session keeps of its streams for `Last-Event-ID` replay, when the events stay in
+   * this node's memory (no shared store); default `DEFAULT_MCP_STREAM_LIMITS`.
+   */
+  streamLimits?: McpStreamLimits;
+  /** The `retry` (ms) a stream's priming event asks a client to wait before resuming (1000). */
+  streamRetryMs?: number;
 }
+
+/** A session's transport (named for the type it must be given where it refers to itself). */
+type SessionTransport = WebStandardStreamableHTTPServerTransport;
 
 interface Session {
   principal: string;
@@ -77,6 +90,9 @@ export function mountMcpEndpoint(
   const maxSessions = o.maxSessionsPerPrincipal ?? 16;
 
   const shared = s.mcpSessions;
+  // The streams' events for replay: in the database beside the sessions when nodes share them (a
+  // client's `GET` with Last-Event-ID may land on another node), else in this node's memory.
+  const streamEvents = s.mcpStreamEvents ?? new MemoryStreamEventStore(o.streamLimits);
   /** Sessions of other nodes being opened again here, so two requests open one. */
   const reviving = new Map<string, Promise<void>>();
 
@@ -108,6 +124,7 @@ export function mountMcpEndpoint(
     x.forget();
     await x.transport.close();
     if (everywhere) await shared?.delete(id);
+    if (everywhere || !s.mcpStreamEvents) await streamEvents.drop(id);
   };
 
   // A node that stops lets go of its sessions; they stay open for the other nodes.
@@ -132,11 +149,19 @@ export function mountMcpEndpoint(
     for (const [id, x] of mine.slice(0, Math.max(0, mine.length - maxSessions + 1))) {
       await end(id, x, reopen === undefined);
     }
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport: SessionTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => reopen ?? randomUUID(),
       // Answers come as event streams, so a call's progress (and a server's requests) can precede
       // its result on the request's own stream.
       enableJsonResponse: false,
+      // Resumable streams: each event gets an id and is kept a while; clients of 2025-11-25 and
+      // later also get a priming event (id, retry) first, so they can resume before any message.
+      eventStore: sessionEventStore(
+        streamEvents,
+        (): string | undefined => transport.sessionId,
+        (err) => app.log.warn({ err }, 'MCP stream event not kept for replay'),
+      ),
+      retryInterval: o.streamRetryMs ?? 1000,
       onsessioninitialized: async (id) => {
         const session: Session = {
           principal: principal.id,
@@ -170,6 +195,7 @@ export function mountMcpEndpoint(
           x.forget();
         }
         await shared?.delete(id);
+        await streamEvents.drop(id);
       },
     });
     const made = createSessionServer({

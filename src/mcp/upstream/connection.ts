@@ -52,7 +52,6 @@ export class UpstreamConnection {
   private released = false;
   /** True once the handshake completed: only then is an end a loss to report. */
   private opened = false;
-  private readonly inFlight = new CallsInFlight();
   /**
    * Where each call's progress goes, by the progress token Gatehouse gave it. Kept until the
    * call's answer has been taken: the SDK dispatches notifications a microtask late but drops its
@@ -66,7 +65,8 @@ export class UpstreamConnection {
     private readonly client: Client,
     private readonly transport: Transport,
     private readonly options: UpstreamConnectionOptions,
-    private readonly launched: LaunchedStdio | null = null,
+    private readonly launched: LaunchedStdio | null,
+    private readonly inFlight: CallsInFlight,
   ) {}
 
   /** True when the stdio server runs in a prepared (sandboxed) process. */
@@ -80,12 +80,14 @@ export class UpstreamConnection {
    *   left running then.
    */
   static async open(options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
-    const { transport, launched } = await createTransport(options);
+    // Over HTTP, what the server sends on a call's answer stream is known to be that call's.
+    const inFlight = new CallsInFlight();
+    const { transport, launched } = await createTransport(options, (f) => inFlight.fetch(f));
     const client = new Client(
       { name: 'gatehouse', version: '0.1.0' },
       { capabilities: FORWARDING_CAPABILITIES },
     );
-    const c = new UpstreamConnection(client, transport, options, launched);
+    const c = new UpstreamConnection(client, transport, options, launched, inFlight);
     c.inFlight.install(client, (params) => c.redactor.redactJson(params).value);
     if (isStdio(transport)) transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
     // The SDK keeps a handler set before connect() and calls it first; with no reconnection
@@ -248,8 +250,9 @@ export class UpstreamConnection {
    * Calls a tool. Never throws: says whether the request was sent and whether an answer came.
    * Timeout and abort cancel the request upstream (`notifications/cancelled`). With `onProgress`
    * the request carries a progress token and the server's progress notifications reach it. With
-   * `onRequest`, the server's sampling and elicitation requests while this is the only call in
-   * flight on the connection are answered by it (see {@link CallsInFlight}).
+   * `onRequest`, the server's sampling and elicitation requests of this call (on its own answer
+   * stream over HTTP; while it is the only call in flight over stdio) are answered by it (see
+   * {@link CallsInFlight}).
    */
   async callTool(
     name: string,
@@ -265,11 +268,12 @@ export class UpstreamConnection {
     if (unsent) return unsent;
     const token = options.onProgress ? `gatehouse-${++this.progressTokens}` : undefined;
     if (token) this.progressOf.set(token, options.onProgress!);
-    const done = this.inFlight.track(options.onRequest);
     try {
-      const result = await this.client.callTool(
-        { name, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
-        { timeout: options.timeoutMs, signal: options.signal },
+      const result = await this.inFlight.within(options.onRequest, () =>
+        this.client.callTool(
+          { name, arguments: args, ...(token ? { _meta: { progressToken: token } } : {}) },
+          { timeout: options.timeoutMs, signal: options.signal },
+        ),
       );
       return { kind: 'result', result };
     } catch (err) {
@@ -280,7 +284,6 @@ export class UpstreamConnection {
         stderrNote: () => this.stderrNote(),
       });
     } finally {
-      done();
       if (token) this.progressOf.delete(token);
     }
   }
@@ -290,13 +293,8 @@ export class UpstreamConnection {
    * elicitation request the server sends meanwhile may be this one's, so it is forwarded to no
    * tool call's caller (see {@link CallsInFlight}); it is refused.
    */
-  private async tracked<T>(request: () => Promise<T>): Promise<T> {
-    const done = this.inFlight.track();
-    try {
-      return await request();
-    } finally {
-      done();
-    }
+  private tracked<T>(request: () => Promise<T>): Promise<T> {
+    return this.inFlight.within(undefined, request);
   }
 
   /** Ends the session; a stdio process gets EOF, then SIGTERM, then SIGKILL. Safe to repeat. */

@@ -1,5 +1,5 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { Transport } from '@modelcontextprotocol/client';
+import type { FetchLike, Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { ChildStdioTransport } from './child-stdio-transport.js';
 import { dieWithGateway } from './die-with-gateway.js';
@@ -18,12 +18,13 @@ interface UpstreamTransport {
 /**
  * Builds the transport to `o.transport`'s server, not yet started: a stdio process with the issued
  * environment, spawned as `o.launch` prepares it or else directly (dying with the gateway), or
- * Streamable HTTP with the issued headers for the server's host, through `o.fetch`, without
- * reconnection.
+ * Streamable HTTP with the issued headers for the server's host, through `o.fetch` (or the global
+ * fetch) as `wrapFetch` wraps it, without reconnection.
  * @throws what `o.launch` throws; the connection's credentials are released first.
  */
 export async function createTransport(
   options: UpstreamConnectionOptions,
+  wrapFetch: (fetch: FetchLike) => FetchLike = (f) => f,
 ): Promise<UpstreamTransport> {
   const issued = options.credentials;
   const env = {
@@ -52,7 +53,7 @@ export async function createTransport(
           requestInit: {
             headers: headersFor(new URL(options.transport.url), issued?.headers ?? []),
           },
-          ...(options.fetch ? { fetch: options.fetch.fetch } : {}),
+          fetch: wrapFetch(options.fetch?.fetch ?? fetch),
           reconnectionOptions: {
             maxReconnectionDelay: 1000,
             initialReconnectionDelay: 100,

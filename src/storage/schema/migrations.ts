@@ -6,6 +6,7 @@ import { auditHeads } from './migration-audit-heads.js';
 import { invocationFilters } from './migration-invocation-filters.js';
 import { nodes } from './migration-nodes.js';
 import { nodeState } from './migration-node-state.js';
+import { mcpStreamEvents } from './migration-mcp-stream-events.js';
 
 /** SQL dialects the migrations are written for. */
 export type SqlDialect = 'sqlite' | 'postgres';
@@ -287,5 +288,8 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
     // PostgreSQL only: the nodes of one database share their signing keys and the agents' MCP
     // sessions. SQLite's one gateway keeps them in its data directory and its memory.
     ...(dialect === 'postgres' ? { '0009_node_state': nodeState() } : {}),
+    // PostgreSQL only, as the sessions are: the events of their streams, so a client may resume a
+    // dropped stream on any node. SQLite's one gateway keeps them in its memory with its sessions.
+    ...(dialect === 'postgres' ? { '0012_mcp_stream_events': mcpStreamEvents() } : {}),
   };
 }

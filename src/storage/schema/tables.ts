@@ -223,4 +223,15 @@ export interface Tables {
     initialize: string;
     created_at: string;
   };
+  /** PostgreSQL only: the events of those sessions' streams, kept a while for replay. */
+  mcp_stream_events: {
+    seq: Generated<string>;
+    session_id: string;
+    stream_id: string;
+    /** JSON of the JSON-RPC message (`{}` for a priming event). */
+    message: string;
+    bytes: number;
+    /** Milliseconds since the epoch when it was kept. */
+    created_ms: string;
+  };
 }
