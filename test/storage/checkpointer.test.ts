@@ -82,4 +82,17 @@ describe('Checkpointer', () => {
     });
     expect(checkpointer.state.done).toBe(0);
   });
+
+  it('replaces a worker whose checkpoint never answers', async () => {
+    const raw = rawDatabase();
+    const stuck = `require('node:worker_threads').parentPort.on('message', () => {});`;
+    const checkpointer = new Checkpointer(file, raw, stuck, 300);
+    closing.push(() => checkpointer.close());
+    raw.prepare('INSERT INTO t (body) VALUES (?)').run('a');
+    checkpointer.committed();
+    await vi.waitFor(() => expect(checkpointer.state.lost).toBeGreaterThanOrEqual(1), {
+      timeout: 5000,
+    });
+    expect(checkpointer.state.done).toBe(0);
+  });
 });

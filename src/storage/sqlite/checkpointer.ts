@@ -61,6 +61,8 @@ export class Checkpointer {
     private readonly raw: Database.Database,
     /** Replaces the worker's script (tests of its failures). */
     private readonly script: string = WORKER_SCRIPT,
+    /** How long a checkpoint may take before its worker is taken for stuck. */
+    private readonly timeoutMs: number = CHECKPOINT_TIMEOUT_MS,
   ) {
     raw.pragma('wal_autocheckpoint = 0');
     // Once checkpointed, the WAL's space goes back to the disk when it starts over: a burst does
@@ -81,7 +83,7 @@ export class Checkpointer {
     this.timer = null;
     if (this.closed || this.state.degraded) return;
     if (this.busySince !== null) {
-      if (Date.now() - this.busySince > CHECKPOINT_TIMEOUT_MS) this.lose();
+      if (Date.now() - this.busySince > this.timeoutMs) this.lose();
       else this.again();
       return;
     }
@@ -90,6 +92,8 @@ export class Checkpointer {
     const worker = this.worker ?? this.start();
     this.busySince = Date.now();
     worker.postMessage('checkpoint');
+    // Look again while it runs: a checkpoint that never answers must be noticed without commits.
+    this.again();
   }
 
   private again(): void {
