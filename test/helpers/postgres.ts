@@ -17,17 +17,8 @@ import type { PostgresCluster } from '../../scripts/postgres-cluster.js';
  * of test/helpers/postgres-global.ts); each test file creates databases of its own in it.
  */
 
-export {
-  clusterUrl,
-  destroyCluster,
-  makeRoot,
-  missingPostgres,
-  queryPostgres,
-  startCluster,
-  startServer,
-  stopServer,
-} from '../../scripts/postgres-cluster.js';
-export type { PostgresCluster } from '../../scripts/postgres-cluster.js';
+// The cluster itself, for the test files that start one of their own (the outage tests).
+export * from '../../scripts/postgres-cluster.js';
 
 /** The environment variable naming the run's directory (set by the global setup). */
 export const POSTGRES_ROOT_ENV = 'GATEHOUSE_TEST_PG_ROOT';
