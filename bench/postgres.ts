@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import {
   clusterUrl,
   destroyCluster,
   makeRoot,
   missingPostgres,
+  queryPostgres,
   startCluster,
-} from '../test/helpers/postgres.js';
+} from '../scripts/postgres-cluster.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { loadRow } from './rows.js';
@@ -71,7 +71,7 @@ async function measure(
   children: ChildServer[],
   shape: PostgresLoadShape,
 ): Promise<PostgresLoad> {
-  await query(clusterUrl(cluster, 'postgres'), `CREATE DATABASE bench_${name}`);
+  await queryPostgres(clusterUrl(cluster, 'postgres'), `CREATE DATABASE bench_${name}`);
   const db = clusterUrl(cluster, `bench_${name}`);
   const env = {
     GATEHOUSE_DB: db,
@@ -144,21 +144,11 @@ function merge(results: LoadResult[]): LoadResult {
 
 /** PostgreSQL's own count of milliseconds spent executing statements in the database so far. */
 async function activeMs(url: string): Promise<number> {
-  const rows = await query<{ ms: number | null }>(
+  const rows = await queryPostgres<{ ms: number | null }>(
     url,
     'SELECT active_time AS ms FROM pg_stat_database WHERE datname = current_database()',
   );
   return Number(rows[0]?.ms ?? 0);
-}
-
-async function query<T>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
 }
 
 const perCallMs = (perSecond: number): number => (perSecond > 0 ? 1000 / perSecond : Infinity);

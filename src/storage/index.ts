@@ -20,6 +20,7 @@ export type { LockHolder } from './data-dir-lock.js';
 export { latestId } from './sqlite/latest-id.js';
 export { PostgresDatabase } from './postgres/postgres-database.js';
 export type { PostgresDatabaseOptions } from './postgres/postgres-database.js';
+export { types as postgresTypes } from './postgres/postgres-database.js';
 export { PostgresToolStore } from './postgres/postgres-tool-store.js';
 export { PostgresTenancyStore } from './postgres/postgres-tenancy-store.js';
 export { PostgresInvocationStore } from './postgres/postgres-invocation-store.js';

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SharedSigningKeyring, verifyWithJwks } from '../../src/audit/index.js';
 import { keySealer } from '../../src/app/open-keyring.js';
@@ -7,7 +6,7 @@ import { ManualClock, isGatehouseError } from '../../src/core/index.js';
 import { SecretCipher } from '../../src/secrets/index.js';
 import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
 import { PostgresSigningKeyStore } from '../../src/storage/postgres/postgres-signing-key-store.js';
-import { migratedPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { migratedPostgresDatabase, missingPostgres, queryPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 // The signing keys of several nodes of one PostgreSQL database: each "node" here is a pool and a
@@ -49,16 +48,10 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('SharedSigningKeyr
   it('keeps only the sealed private key in the database, never the plain one', async () => {
     const url = await migratedPostgresDatabase('keys');
     const ring = await node(url, randomBytes(32));
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ sealed: string }>('select sealed from signing_keys');
-      expect(rows).toHaveLength(1);
-      expect(rows[0]!.sealed).not.toMatch(/PRIVATE KEY/);
-      expect(typeof (JSON.parse(rows[0]!.sealed) as { keyId: unknown }).keyId).toBe('string');
-    } finally {
-      await client.end();
-    }
+    const rows = await queryPostgres<{ sealed: string }>(url, 'select sealed from signing_keys');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.sealed).not.toMatch(/PRIVATE KEY/);
+    expect(typeof (JSON.parse(rows[0]!.sealed) as { keyId: unknown }).keyId).toBe('string');
     expect(ring.jwks().keys).toHaveLength(1);
   });
 
@@ -81,16 +74,11 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('SharedSigningKeyr
       expect(verifyWithJwks(a.jwks(), s.keyid, data, s.sig)).toBe(true);
 
     // The retired key's private half is gone from the database.
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ kid: string; sealed: string | null }>(
-        'select kid, sealed from signing_keys where retired_at is not null',
-      );
-      expect(rows).toEqual([{ kid: old, sealed: null }]);
-    } finally {
-      await client.end();
-    }
+    const retired = await queryPostgres<{ kid: string; sealed: string | null }>(
+      url,
+      'select kid, sealed from signing_keys where retired_at is not null',
+    );
+    expect(retired).toEqual([{ kid: old, sealed: null }]);
   });
 
   it('lets two nodes rotating at once end with one active key', async () => {

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Approval } from '../../src/approvals/index.js';
 import { demoAgentEvent, demoToolEvents } from '../../src/app/index.js';
 import { verifyReceipt } from '../../src/audit/index.js';
@@ -10,10 +10,24 @@ import { defaultTenantPolicy } from '../../src/policy/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 
-let g: DemoGateway | undefined;
+/**
+ * The gateway of the tests that need no configuration of their own, started once for the file:
+ * each test uses idempotency keys and approvals of its own, and counts executions, events and
+ * listings from what was there when it began.
+ */
+let shared: DemoGateway;
+beforeAll(async () => {
+  shared = await startDemoGateway();
+});
+afterAll(async () => {
+  await shared?.close();
+});
+
+/** A gateway of one test's own configuration, closed after it. */
+let own: DemoGateway | undefined;
 afterEach(async () => {
-  await g?.close();
-  g = undefined;
+  await own?.close();
+  own = undefined;
 });
 
 const PROPOSE = 'demo.propose-change';
@@ -29,8 +43,19 @@ function idOf(d: DemoGateway, token: string): string {
   return p.id;
 }
 
-async function outbox(d: DemoGateway, tenant = 'acme'): Promise<StoredEvent[]> {
-  return d.gateway.storage.outbox.after(tenant, 0, 10_000);
+/** The tenant's outbox events after position `since` (0: all of them). */
+async function outbox(d: DemoGateway, since = 0, tenant = 'acme'): Promise<StoredEvent[]> {
+  return d.gateway.storage.outbox.after(tenant, since, 10_000);
+}
+
+/** The position of the tenant's latest outbox event. */
+const outboxEnd = (d: DemoGateway, tenant = 'acme'): Promise<number> =>
+  d.gateway.storage.outbox.latest(tenant);
+
+/** How many times demo/propose-change runs from now on. */
+function proposeRuns(d: DemoGateway): () => number {
+  const before = d.executions(PROPOSE);
+  return () => d.executions(PROPOSE) - before;
 }
 
 async function approval(d: DemoGateway, id: string, token = d.tokens.reviewer): Promise<Approval> {
@@ -88,7 +113,14 @@ async function treeSize(d: DemoGateway): Promise<number> {
 
 describe('a shared-write call', () => {
   it('waits for approval, runs once when resumed with the same key, and names the approval in its receipt', async () => {
-    g = await startDemoGateway();
+    const g = shared;
+    const runs = proposeRuns(g);
+    const since = await outboxEnd(g);
+    const listPending = () =>
+      g.inject<{ approvals: Approval[] }>('GET', '/v1/approvals?status=pending', {
+        token: g.tokens.reviewer,
+      });
+    const pendingBefore = (await listPending()).body.approvals.map((a) => a.id);
     const body = propose('Fix a typo');
     const waiting = await awaiting(g, 'pc-1', body);
     expect(waiting.effectiveClass).toBe('shared-write');
@@ -97,9 +129,9 @@ describe('a shared-write call', () => {
     expect(waiting.trace.map((t) => t.stage)).not.toContain('execute');
     expect(waiting.trace.map((t) => t.stage)).not.toContain('credentials');
     expect(waiting.output).toBeUndefined();
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
 
-    const requested = (await outbox(g)).filter((e) => e.type === 'ApprovalRequested');
+    const requested = (await outbox(g, since)).filter((e) => e.type === 'ApprovalRequested');
     expect(requested).toHaveLength(1);
     expect(requested[0]!.data).toMatchObject({
       approvalId: waiting.approvalId,
@@ -108,16 +140,12 @@ describe('a shared-write call', () => {
     });
 
     // What the reviewer sees: the exact request it approves.
-    const pending = await g.inject<{ approvals: Approval[] }>(
-      'GET',
-      '/v1/approvals?status=pending',
-      {
-        token: g.tokens.reviewer,
-      },
-    );
+    const pending = await listPending();
     expect(pending.status).toBe(200);
-    expect(pending.body.approvals.map((a) => a.id)).toEqual([waiting.approvalId]);
-    const a0 = pending.body.approvals[0]!;
+    expect(pending.body.approvals.map((a) => a.id).sort()).toEqual(
+      [...pendingBefore, waiting.approvalId].sort(),
+    );
+    const a0 = pending.body.approvals.find((a) => a.id === waiting.approvalId)!;
     expect(a0).toMatchObject({
       status: 'pending',
       invocationId: waiting.id,
@@ -135,7 +163,7 @@ describe('a shared-write call', () => {
     const early = await resume(g, 'pc-1', body, waiting.approvalId);
     expect(early.status).toBe(409);
     expect((early.body as unknown as ErrorBody).error.code).toBe('APPROVAL_PENDING');
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
 
     const approved = await decide(
       g,
@@ -147,7 +175,7 @@ describe('a shared-write call', () => {
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
     expect(approved.body).toMatchObject({ status: 'approved', version: 2 });
     expect(approved.body.decidedAt).toEqual(expect.any(String));
-    const decided = (await outbox(g)).filter((e) => e.type === 'ApprovalDecided');
+    const decided = (await outbox(g, since)).filter((e) => e.type === 'ApprovalDecided');
     expect(decided).toHaveLength(1);
     expect(decided[0]!.data).toMatchObject({
       approvalId: waiting.approvalId,
@@ -155,18 +183,18 @@ describe('a shared-write call', () => {
       status: 'approved',
       reviewer: idOf(g, g.tokens.reviewer),
     });
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
 
     // Ten concurrent resumes: one execution, one record.
     const answers = await Promise.all(
-      Array.from({ length: 10 }, () => resume(g!, 'pc-1', body, waiting.approvalId)),
+      Array.from({ length: 10 }, () => resume(g, 'pc-1', body, waiting.approvalId)),
     );
     for (const a of answers) {
       expect(a.status, JSON.stringify(a.body)).toBe(200);
       expect(a.body).toMatchObject({ id: waiting.id, status: 'observed' });
     }
     expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
-    expect(g.executions(PROPOSE)).toBe(1);
+    expect(runs()).toBe(1);
     const done = answers[0]!.body;
     expect(done.output).toMatchObject({ title: 'Fix a typo' });
     const reviewerId = idOf(g, g.tokens.reviewer);
@@ -183,7 +211,7 @@ describe('a shared-write call', () => {
     const again = await resume(g, 'pc-1', body, waiting.approvalId);
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(waiting.id);
-    expect(g.executions(PROPOSE)).toBe(1);
+    expect(runs()).toBe(1);
     expect((await approval(g, waiting.approvalId)).status).toBe('consumed');
 
     const jwks = (await g.inject('GET', '/v1/receipt-keys')).body as JwkSet;
@@ -197,7 +225,8 @@ describe('a shared-write call', () => {
   });
 
   it('with one character of input changed needs its own approval; the old one is refused as stale', async () => {
-    g = await startDemoGateway();
+    const g = shared;
+    const runs = proposeRuns(g);
     const body = propose('Rename a variable', '-let x\n+let y\n');
     const changed = propose('Rename a variable', '-let x\n+let z\n');
     const first = await awaiting(g, 'stale-1', body);
@@ -217,7 +246,7 @@ describe('a shared-write call', () => {
     // Nothing changed: the approval, the log, the executions.
     expect(await approval(g, first.approvalId)).toEqual(before);
     expect(await treeSize(g)).toBe(size);
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
 
     // The changed call, without the old approval, gets its own.
     const second = await awaiting(g, 'stale-2', changed);
@@ -235,13 +264,14 @@ describe('a shared-write call', () => {
     const ok = await resume(g, 'stale-1', body, first.approvalId);
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe('observed');
-    expect(g.executions(PROPOSE)).toBe(1);
+    expect(runs()).toBe(1);
   });
 });
 
 describe('deciding an approval', () => {
   it('refuses agents, non-reviewers, the requester, missing ids and reasonless rejections, changing nothing', async () => {
-    g = await startDemoGateway();
+    const g = shared;
+    const runs = proposeRuns(g);
     const waiting = await awaiting(g, 'refuse-1', propose('Refusals'));
     const before = await approval(g, waiting.approvalId);
     const size = await treeSize(g);
@@ -309,13 +339,13 @@ describe('deciding an approval', () => {
       ),
     ).rejects.toThrow(/agent role only/);
     expect(await approval(g, waiting.approvalId)).toEqual(before);
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
   });
 
   it('counts a quorum of distinct reviewers; a reviewer deciding twice gets 409', async () => {
-    g = await startDemoGateway({
+    const g = (own = await startDemoGateway({
       config: { approvalQuorum: { development: 2, staging: 1, production: 1 } },
-    });
+    }));
     const second = await addReviewer(g, 'second-reviewer');
     const body = propose('Needs two');
     const waiting = await awaiting(g, 'quorum-1', body);
@@ -358,7 +388,8 @@ describe('deciding an approval', () => {
   });
 
   it('refuses an already-decided approval with 409 and a replayed consumed one', async () => {
-    g = await startDemoGateway();
+    const g = shared;
+    const runs = proposeRuns(g);
     const other = await addReviewer(g, 'late-reviewer');
     const body = propose('Decided once');
     const waiting = await awaiting(g, 'decided-1', body);
@@ -383,7 +414,7 @@ describe('deciding an approval', () => {
     expect(['APPROVAL_STALE', 'APPROVAL_CONSUMED']).toContain(
       (replay.body as unknown as ErrorBody).error.code,
     );
-    expect(g.executions(PROPOSE)).toBe(1);
+    expect(runs()).toBe(1);
     expect(await approval(g, waiting.approvalId)).toEqual(consumed);
     expect(await treeSize(g)).toBe(size);
     // …and the key stays unused: without the approval the request waits for its own.
@@ -392,7 +423,9 @@ describe('deciding an approval', () => {
   });
 
   it('denies a rejected call at the approval stage with the reason', async () => {
-    g = await startDemoGateway();
+    const g = shared;
+    const runs = proposeRuns(g);
+    const since = await outboxEnd(g);
     const body = propose('Touch billing');
     const waiting = await awaiting(g, 'reject-1', body);
     const rejected = await decide(
@@ -404,7 +437,7 @@ describe('deciding an approval', () => {
     );
     expect(rejected.status).toBe(200);
     expect(rejected.body).toMatchObject({ status: 'rejected' });
-    const decided = (await outbox(g)).filter((e) => e.type === 'ApprovalDecided');
+    const decided = (await outbox(g, since)).filter((e) => e.type === 'ApprovalDecided');
     expect(decided.map((e) => e.data.decision)).toEqual(['reject']);
 
     const denied = await resume(g, 'reject-1', body, waiting.approvalId);
@@ -415,7 +448,7 @@ describe('deciding an approval', () => {
       error: { code: 'APPROVAL_REJECTED', stage: 'approval' },
     });
     expect(denied.body.error?.message).toContain('billing is frozen this week');
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
     // Denied is final: a retry answers the same record and the approval stays rejected.
     const again = await resume(g, 'reject-1', body, waiting.approvalId);
     expect(again.status).toBe(403);
@@ -430,7 +463,7 @@ describe('deciding an approval', () => {
 
   it('refuses to decide an expired approval and denies resuming with it', async () => {
     const clock = new ManualClock(Date.now());
-    g = await startDemoGateway({ clock, config: { approvalTtlMs: 60_000 } });
+    const g = (own = await startDemoGateway({ clock, config: { approvalTtlMs: 60_000 } }));
     const body = propose('Expires unseen');
     const unseen = await awaiting(g, 'expire-1', body);
     const a = await approval(g, unseen.approvalId);
@@ -463,7 +496,7 @@ describe('deciding an approval', () => {
   });
 
   it('expires with a tiny configured TTL on the wall clock', async () => {
-    g = await startDemoGateway({ config: { approvalTtlMs: 1 } });
+    const g = (own = await startDemoGateway({ config: { approvalTtlMs: 1 } }));
     const body = propose('Blink');
     const waiting = await awaiting(g, 'ttl-1', body);
     await new Promise((r) => setTimeout(r, 20));
@@ -476,7 +509,8 @@ describe('deciding an approval', () => {
 
 describe('approvals across tenants', () => {
   it('are invisible to another tenant: deciding and resuming answer 404', async () => {
-    g = await startDemoGateway();
+    const g = shared;
+    const runs = proposeRuns(g);
     const d = g.gateway.directory;
     await d.ensureTenant('globex', 'Globex', 'test');
     await d.ensureProject('globex', 'web', 'test');
@@ -509,6 +543,19 @@ describe('approvals across tenants', () => {
     });
     expect(published.status, JSON.stringify(published.body)).toBe(200);
 
+    const approvalIds = async () =>
+      (
+        await g.inject<{ approvals: Approval[] }>('GET', '/v1/approvals', {
+          token: g.tokens.reviewer,
+        })
+      ).body.approvals.map((a) => a.id);
+    const invocationIds = async () =>
+      (
+        await g.inject<{ invocations: InvocationRecord[] }>('GET', '/v1/invocations', {
+          token: g.tokens.agent,
+        })
+      ).body.invocations.map((r) => r.id);
+    const [approvalsBefore, invocationsBefore] = [await approvalIds(), await invocationIds()];
     const body = propose('Same words, other tenant');
     const theirs = await awaiting(g, 'x-1', body, gAgent);
     const ours = await awaiting(g, 'x-1', body);
@@ -525,10 +572,7 @@ describe('approvals across tenants', () => {
       expect((await decide(g, g.tokens.reviewer, theirs.approvalId, dd, 'x')).status).toBe(404);
       expect((await decide(g, gReviewer, ours.approvalId, dd, 'x')).status).toBe(404);
     }
-    const list = await g.inject<{ approvals: Approval[] }>('GET', '/v1/approvals', {
-      token: g.tokens.reviewer,
-    });
-    expect(list.body.approvals.map((a) => a.id)).toEqual([ours.approvalId]);
+    expect((await approvalIds()).sort()).toEqual([...approvalsBefore, ours.approvalId].sort());
 
     // Resuming with another tenant's approval, approved there.
     expect((await decide(g, gReviewer, theirs.approvalId, 'approve')).status).toBe(200);
@@ -537,20 +581,17 @@ describe('approvals across tenants', () => {
     expect((onOurs.body as unknown as ErrorBody).error.code).toBe('NOT_FOUND');
     const onNew = await resume(g, 'x-2', body, theirs.approvalId);
     expect(onNew.status).toBe(404);
-    expect(g.executions(PROPOSE)).toBe(0);
+    expect(runs()).toBe(0);
     expect(await approval(g, ours.approvalId)).toEqual(oursBefore);
     const theirsNow = await approval(g, theirs.approvalId, gReviewer);
     expect(theirsNow).toMatchObject({ status: 'approved', version: theirsBefore.version + 1 });
     // The key x-2 was not used by the refusal.
-    const mine = await g.inject<{ invocations: InvocationRecord[] }>('GET', '/v1/invocations', {
-      token: g.tokens.agent,
-    });
-    expect(mine.body.invocations.map((r) => r.id)).toEqual([ours.id]);
+    expect((await invocationIds()).sort()).toEqual([...invocationsBefore, ours.id].sort());
 
     // Their own agent resumes with it.
     const done = await resume(g, 'x-1', body, theirs.approvalId, gAgent);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ tenant: 'globex', status: 'observed' });
-    expect(g.executions(PROPOSE)).toBe(1);
+    expect(runs()).toBe(1);
   });
 });

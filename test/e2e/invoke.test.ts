@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import canonicalizeImpl from 'canonicalize';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyReceipt } from '../../src/audit/index.js';
 import type { JwkSet } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
@@ -10,12 +10,14 @@ import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 // canonicalize ships CommonJS typings with `export =`; at runtime the default import is the function.
 const canonicalize = canonicalizeImpl as unknown as (value: unknown) => string;
 
+// One gateway for the file: every test uses idempotency keys of its own, and what a test adds
+// (a tool outside the closure, another tenant) changes no other test's answer.
 let g: DemoGateway;
-beforeEach(async () => {
+beforeAll(async () => {
   g = await startDemoGateway();
 });
-afterEach(async () => {
-  await g.close();
+afterAll(async () => {
+  await g?.close();
 });
 
 async function receiptOf(id: string): Promise<ReturnType<typeof verifyReceipt>> {
@@ -224,16 +226,20 @@ describe('POST /v1/invocations: denials are recorded, receipted, and say why', (
 
 describe('POST /v1/invocations: refused requests', () => {
   it('without Idempotency-Key: 400 IDEMPOTENCY_KEY_REQUIRED, nothing recorded', async () => {
+    const listed = async () =>
+      (
+        await g.inject<{ invocations: unknown[] }>('GET', '/v1/invocations', {
+          token: g.tokens.operator,
+        })
+      ).body.invocations;
+    const before = await listed();
     const res = await g.inject<ErrorBody>('POST', '/v1/invocations', {
       token: g.tokens.agent,
       body: call('demo/echo', { message: 'x' }),
     });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('IDEMPOTENCY_KEY_REQUIRED');
-    const list = await g.inject<{ invocations: unknown[] }>('GET', '/v1/invocations', {
-      token: g.tokens.operator,
-    });
-    expect(list.body.invocations).toEqual([]);
+    expect(await listed()).toEqual(before);
   });
 
   it('a body that is not JSON: 400 INVALID_INPUT', async () => {

@@ -1,16 +1,11 @@
-import { copyFileSync, cpSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
-import { api, runCli, useServers } from '../helpers/cli.js';
+import { api, runCli } from '../helpers/cli.js';
 import type { ServerProcess } from '../helpers/cli.js';
-import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { useNodes } from '../helpers/nodes.js';
+import { missingPostgres, queryPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
-
-const { start, tempDir } = useServers();
 
 const CALLS = 200;
 
@@ -24,35 +19,19 @@ const call = (i: number) =>
       }
     : { tool: { id: 'demo/sleep', version: '1.0.0' }, input: { ms: 300 }, environment: 'dev' };
 
-async function query<T>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
-const nodeEnv = (url: string) => ({
-  GATEHOUSE_DB: url,
-  GATEHOUSE_NODE_HEARTBEAT_MS: '500',
-  GATEHOUSE_NODE_GRACE_MS: '3000',
-  GATEHOUSE_SANDBOX: 'off',
-});
-
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
   'calls spread over two nodes while one is killed and restarted twice',
   () => {
+    const cluster = useNodes(2, {
+      GATEHOUSE_NODE_HEARTBEAT_MS: '500',
+      GATEHOUSE_NODE_GRACE_MS: '3000',
+    });
+
     it('finds every acknowledged call with its outcome and leaves none running', async () => {
-      const url = await freshPostgresDatabase('churn');
-      const dirA = tempDir('gatehouse-churn-a-');
-      const dirB = tempDir('gatehouse-churn-b-');
-      let a: ServerProcess | undefined = await start(dirA, 90_000, nodeEnv(url));
-      cpSync(join(dirA, 'keys'), join(dirB, 'keys'), { recursive: true });
-      copyFileSync(join(dirA, 'demo-tokens.json'), join(dirB, 'demo-tokens.json'));
-      const b = await start(dirB, 90_000, nodeEnv(url));
-      const tokens = JSON.parse(readFileSync(join(dirA, 'demo-tokens.json'), 'utf8')) as DemoTokens;
+      const g = cluster.get();
+      const { db: url, tokens } = g;
+      let a: ServerProcess | undefined = g.nodes[0];
+      const b = g.nodes[1]!;
 
       const acknowledged = new Map<string, { id: string; status: string }>();
       let next = 0;
@@ -80,10 +59,8 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       const chaos = async () => {
         for (const threshold of [40, 110]) {
           while (acknowledged.size < threshold && next < CALLS) await sleep(20);
-          const dying = a!;
           a = undefined;
-          await dying.kill('SIGKILL');
-          a = await start(dirA, 90_000, nodeEnv(url));
+          a = await g.restart(0, 'SIGKILL');
         }
       };
       await Promise.all([worker(), worker(), worker(), worker(), chaos()]);
@@ -94,7 +71,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       for (let i = 0; i < 300 && running > 0; i++) {
         running = Number(
           (
-            await query<{ n: string }>(
+            await queryPostgres<{ n: string }>(
               url,
               `select count(*) as n from invocations where status in ('running', 'queued')`,
             )
@@ -105,7 +82,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       expect(running).toBe(0);
 
       // Every acknowledged call is stored with the outcome it was acknowledged with.
-      const rows = await query<{ idempotency_key: string; id: string; status: string }>(
+      const rows = await queryPostgres<{ idempotency_key: string; id: string; status: string }>(
         url,
         'select idempotency_key, id, status from invocations',
       );
@@ -118,7 +95,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
 
       await a?.kill('SIGTERM');
       await b.kill('SIGTERM');
-      const verified = await runCli(['audit', 'verify', '--data', dirB, '--db', url]);
+      const verified = await runCli(['audit', 'verify', '--db', url]);
       expect(verified.stderr).toBe('');
       expect(verified.code).toBe(0);
     }, 600_000);

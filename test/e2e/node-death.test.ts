@@ -1,13 +1,12 @@
 import { copyFileSync, cpSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import type { ErrorBody } from '../helpers/gateway-fixture.js';
 import { api, firstRunning, runCli, useServers } from '../helpers/cli.js';
-import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { freshPostgresDatabase, missingPostgres, queryPostgres } from '../helpers/postgres.js';
 import { requireInTest, skipWithout } from '../helpers/prerequisites.js';
 import { cgroupDirsNamed, processesMatching } from '../helpers/sandbox-tools.js';
 
@@ -20,17 +19,6 @@ const sleepCall = {
   input: { script: mark },
   environment: 'dev',
 };
-
-/** Rows of `sql` in the database at `url`. */
-async function query<T>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 /** The mount points of this host. */
 const mountPoints = () =>
@@ -69,7 +57,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       expect(idA).not.toBe(idB);
       const tokens = JSON.parse(readFileSync(join(dirA, 'demo-tokens.json'), 'utf8')) as DemoTokens;
       const op = tokens.operator;
-      const alive = await query<{ id: string; status: string }>(
+      const alive = await queryPostgres<{ id: string; status: string }>(
         url,
         'select id, status from nodes order by id',
       );
@@ -112,7 +100,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       expect(cgroupDirsNamed(leaseId)).toEqual([]);
       expect(processesMatching(mark)).toEqual([]);
       expect(mountPoints().filter((m) => m.includes(leaseId))).toEqual([]);
-      const nodes = await query<{ id: string; status: string; claimed_by: string | null }>(
+      const nodes = await queryPostgres<{ id: string; status: string; claimed_by: string | null }>(
         url,
         'select id, status, claimed_by from nodes order by id',
       );
@@ -137,7 +125,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
 
       const receipt = await api(b.url, 'GET', `/v1/invocations/${id}/receipt`, op);
       expect(receipt.status).toBe(200);
-      const stuck = await query<{ n: string }>(
+      const stuck = await queryPostgres<{ n: string }>(
         url,
         `select count(*) as n from invocations where status = 'running'`,
       );
@@ -145,7 +133,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
 
       // B stops cleanly: it deregisters, and the log verifies.
       await b.kill('SIGTERM');
-      const after = await query<{ id: string; status: string }>(
+      const after = await queryPostgres<{ id: string; status: string }>(
         url,
         `select id, status from nodes where id = '${idB}'`,
       );

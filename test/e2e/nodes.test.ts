@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { api, runCli, spawnServer } from '../helpers/cli.js';
 import { useNodes } from '../helpers/nodes.js';
 import type { GatewayNodes } from '../helpers/nodes.js';
-import { missingPostgres } from '../helpers/postgres.js';
+import { missingPostgres, queryPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 import { text } from '../helpers/mcp-client.js';
 import { SseClient } from '../helpers/sse.js';
@@ -27,17 +26,6 @@ const deploy = (version: string) => ({
   input: { service: 'web', version },
   environment: 'prod',
 });
-
-/** Rows of `sql` (with `params`) in the database at `url`. */
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 /** The deploys demo/flaky-deploy made, on every node (each logs to its own data directory). */
 function deploysOf(g: GatewayNodes): { version: string }[] {
@@ -66,13 +54,13 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       );
       for (const a of answers) expect(a.body.status, JSON.stringify(a.body)).toBe('observed');
       expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
-      const rows = await query<{ n: string }>(
+      const rows = await queryPostgres<{ n: string }>(
         db,
         `select count(*) as n from invocations where idempotency_key = 'k-1'`,
       );
       expect(Number(rows[0]!.n)).toBe(1);
       // One execution: one record of the execute stage in the log.
-      const executed = await query<{ n: string }>(
+      const executed = await queryPostgres<{ n: string }>(
         db,
         `select count(*) as n from audit_records where record like $1 and record like '%"execute"%'`,
         [`%${answers[0]!.body.id}%`],
@@ -96,11 +84,11 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
         ),
       );
       for (const c of calls) expect(c.body.status).toBe('observed');
-      const [head] = await query<{ size: string }>(
+      const [head] = await queryPostgres<{ size: string }>(
         db,
         `select size from audit_heads where tenant = 'acme'`,
       );
-      const indices = await query<{ idx: string }>(
+      const indices = await queryPostgres<{ idx: string }>(
         db,
         `select idx from audit_records where tenant = 'acme' order by idx`,
       );

@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { api, runCli, useServers } from '../helpers/cli.js';
-import { freshPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
+import { freshPostgresDatabase, missingPostgres, queryPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 const { start, tempDir } = useServers();
@@ -15,17 +14,6 @@ const echo = (message: string) => ({
   input: { message },
   environment: 'dev',
 });
-
-/** Rows of `sql` in the database at `url`. */
-async function query<T>(url: string, sql: string): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
   'gatehouse serve on PostgreSQL',
@@ -56,16 +44,16 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
 
       // Stored in PostgreSQL, not in a SQLite file of the data directory.
       expect(existsSync(join(dir, 'gatehouse.db'))).toBe(false);
-      const rows = await query<{ status: string }>(
+      const rows = await queryPostgres<{ status: string }>(
         url,
         `select status from invocations where id = '${called.body.id}'`,
       );
       expect(rows).toEqual([{ status: 'observed' }]);
-      const [head] = await query<{ size: string }>(
+      const [head] = await queryPostgres<{ size: string }>(
         url,
         `select size from audit_heads where tenant = 'acme'`,
       );
-      const [top] = await query<{ top: string }>(
+      const [top] = await queryPostgres<{ top: string }>(
         url,
         `select max(idx) as top from audit_records where tenant = 'acme'`,
       );
@@ -84,7 +72,10 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       );
       expect(replay.status).toBe(200);
       expect(replay.body.id).toBe(called.body.id);
-      const count = await query<{ n: string }>(url, `select count(*) as n from invocations`);
+      const count = await queryPostgres<{ n: string }>(
+        url,
+        `select count(*) as n from invocations`,
+      );
       expect(Number(count[0]!.n)).toBe(1);
 
       const verified = await runCli(['audit', 'verify', '--data', dir, '--db', url]);

@@ -110,17 +110,31 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
   }
   const out = (r: InvocationRecord): BrowserOutput => r.output as BrowserOutput;
 
-  it('browses a loopback page: extracts its heading and takes a PNG screenshot of the declared viewport', async () => {
-    const r = await browse('test/browse', [
+  /**
+   * One call reads the board, then tries its file:// link and the page that fetches an unlisted
+   * port; the two tests after read their part of it (a cold Chromium is most of a call's time).
+   */
+  let tour: Promise<InvocationRecord> | undefined;
+  async function toured(): Promise<InvocationRecord> {
+    tour ??= browse('test/browse', [
       { action: 'goto', url: `${site.origin}/` },
       { action: 'extract', selector: 'h1' },
       { action: 'extract', selector: 'li.t' },
       { action: 'screenshot' },
+      { action: 'click', selector: '#passwd' },
+      { action: 'extract', selector: 'body' },
+      { action: 'goto', url: `${site.origin}/peek` },
+      { action: 'waitFor', selector: '#out:not(:has-text("waiting"))' },
+      { action: 'extract', selector: '#out' },
     ]);
+    const r = await tour;
     expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    return r;
+  }
+
+  it('browses a loopback page: extracts its heading and takes a PNG screenshot of the declared viewport', async () => {
+    const r = await toured();
     const o = out(r);
-    expect(o.url).toBe(`${site.origin}/`);
-    expect(o.title).toBe('Ticket board');
     expect(o.steps[0]).toMatchObject({ action: 'goto', status: 200 });
     expect(o.steps[1]).toMatchObject({ action: 'extract', values: ['Open tickets'] });
     expect(o.steps[2]).toMatchObject({ values: ['Printer on fire', 'VPN down'] });
@@ -197,22 +211,16 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
   }, 60_000);
 
   it('gets nothing from a file:// link or from a fetch to an unlisted loopback port', async () => {
-    const r = await browse('test/browse', [
-      { action: 'goto', url: `${site.origin}/` },
-      { action: 'click', selector: '#passwd' },
-      { action: 'extract', selector: 'body' },
-      { action: 'goto', url: `${site.origin}/peek` },
-      { action: 'waitFor', selector: '#out:not(:has-text("waiting"))' },
-      { action: 'extract', selector: '#out' },
-    ]);
-    expect(r.status, JSON.stringify(r.error)).toBe('observed');
+    const r = await toured();
     const text = JSON.stringify(r.output);
     expect(text).not.toMatch(/root:x:0:0/);
     expect(text).not.toContain('the-unlisted-secret');
     const o = out(r);
-    expect(o.steps[2]).toMatchObject({ values: [expect.stringContaining('Open tickets')] });
-    expect(o.steps[5]).toMatchObject({ values: ['blocked'] });
+    // The click on the file:// link left the board where it was.
+    expect(o.steps[5]).toMatchObject({ values: [expect.stringContaining('Open tickets')] });
+    expect(o.steps[8]).toMatchObject({ values: ['blocked'] });
     expect(o.url).toBe(`${site.origin}/peek`);
+    expect(o.title).toBe('Peek');
     const refused = r.egress.filter((e) => e.host === '127.0.0.1' && !e.allowed);
     expect(new Set(refused.map((e) => e.port))).toEqual(new Set([site.otherPort]));
   }, 60_000);
@@ -328,7 +336,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect(sandboxedChromium()).toEqual([]);
     // The browser calls' leases (the demo's MCP servers hold leases of their own while connected).
     const leases = (await leaseRows(g)).filter((l) => l.holder.startsWith('invocation/'));
-    expect(leases.length).toBeGreaterThanOrEqual(9);
+    expect(leases.length).toBeGreaterThanOrEqual(8);
     for (const { id, holder } of leases) expect(cgroupDirsNamed(id), holder).toEqual([]);
   });
 });

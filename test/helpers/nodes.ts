@@ -22,6 +22,11 @@ export interface GatewayNodes {
   tokens: DemoTokens;
   /** The environment every node runs with (database URL, master key, sandbox off). */
   env: NodeJS.ProcessEnv;
+  /**
+   * Kills node `i` with `signal` and starts it again on its data directory; `nodes[i]` and
+   * `urls[i]` are then the new process's (stopped after the file's tests like the others).
+   */
+  restart(i: number, signal?: NodeJS.Signals): Promise<ServerProcess>;
 }
 
 /**
@@ -29,10 +34,11 @@ export interface GatewayNodes {
  * cluster, each with a data directory and spare port of its own and all with one master key. The
  * first node seeds the demo; the others start together once it has, with its token file (so they
  * add no principals of their own). The sandbox is off: these nodes run native tools only.
+ * `extraEnv` is laid over their environment (a short heartbeat, say).
  * Call at a file's top level; `get()` answers once `beforeAll` started them. They get SIGTERM and
  * their directories are removed after the file's tests.
  */
-export function useNodes(count = 3): { get: () => GatewayNodes } {
+export function useNodes(count = 3, extraEnv: NodeJS.ProcessEnv = {}): { get: () => GatewayNodes } {
   let nodes: GatewayNodes | undefined;
   const started: ServerProcess[] = [];
   const dirs: string[] = [];
@@ -43,6 +49,7 @@ export function useNodes(count = 3): { get: () => GatewayNodes } {
       GATEHOUSE_DB: db,
       GATEHOUSE_MASTER_KEY: randomBytes(32).toString('base64'),
       GATEHOUSE_SANDBOX: 'off',
+      ...extraEnv,
     };
     for (let i = 0; i < count; i++) dirs.push(mkdtempSync(join(tmpdir(), 'gatehouse-node-')));
     const first = await spawnServer(dirs[0]!, 60_000, env);
@@ -55,13 +62,23 @@ export function useNodes(count = 3): { get: () => GatewayNodes } {
     for (const r of rest) if (r.status === 'fulfilled') started.push(r.value);
     const failed = rest.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
+    const urls = started.map((n) => n.url);
     nodes = {
       db,
-      nodes: started,
-      urls: started.map((n) => n.url),
+      nodes: [...started],
+      urls,
       dirs,
       tokens: JSON.parse(readFileSync(tokensFile, 'utf8')) as DemoTokens,
       env,
+      async restart(i, signal = 'SIGKILL') {
+        const g = nodes!;
+        await g.nodes[i]!.kill(signal);
+        const again = await spawnServer(dirs[i]!, 60_000, env);
+        started.push(again);
+        g.nodes[i] = again;
+        urls[i] = again.url;
+        return again;
+      },
     };
   });
   afterAll(async () => {

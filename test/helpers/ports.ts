@@ -1,13 +1,2 @@
-import { createServer } from 'node:net';
-
-/** A TCP port on 127.0.0.1 that nothing listens on (it was free a moment ago). */
-export function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
-}
+// The tests' free port is the one scripts/ shares with the bench (scripts/free-port.ts).
+export { freePort } from '../../scripts/free-port.js';

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Gateway } from '../../src/app/index.js';
 import type { AuditStore } from '../../src/audit/index.js';
 import {
@@ -9,7 +8,9 @@ import {
   PostgresDatabase,
   SqliteAuditStore,
   SqliteDatabase,
+  postgresTypes,
 } from '../../src/storage/index.js';
+import { queryPostgres } from './postgres.js';
 import { existingDatabaseFor } from './test-backend.js';
 
 /**
@@ -51,13 +52,8 @@ export async function storedRowsOf<T>(
   }
   let n = 0;
   const numbered = query.replace(/\?/g, () => `$${++n}`);
-  const client = new pg.Client({ connectionString: url, types: { getTypeParser: numericInt8 } });
-  await client.connect();
-  try {
-    return (await client.query(numbered, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
+  // Values parsed as the gateway's own connections parse them (bigint as a number).
+  return queryPostgres<T>(url, numbered, params, postgresTypes);
 }
 
 /**
@@ -84,9 +80,3 @@ export async function withAuditStoreOf<T>(
     await db.close();
   }
 }
-
-/** Reads PostgreSQL's `bigint` (oid 20) as a number, as the gateway's own connections do. */
-const numericInt8 = ((oid: number, format?: 'text' | 'binary') =>
-  oid === 20
-    ? Number
-    : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser;

@@ -38,7 +38,7 @@ export interface PostgresDatabaseOptions {
 const INT8 = 20;
 
 /** int8 as a JS number (indices and sequences stay below 2^53); every other type as `pg` parses it. */
-const types = {
+export const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8 && format !== 'binary'
       ? (v: string) => Number(v)
