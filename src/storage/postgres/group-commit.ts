@@ -5,8 +5,25 @@ import type { Tables } from '../schema/tables.js';
 /** The transaction a queued write runs in. */
 export type Transaction = Kysely<Tables>;
 
+/** How one write of a bulk ended: its result, or the error it alone fails with. */
+export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/**
+ * Writes of one kind that a batch runs together, in a few multi-row statements for all of them
+ * rather than a few each: each statement is a round trip, and a batch's round trips follow one
+ * another while it holds the write lock.
+ */
+export interface BulkWriter<T, R> {
+  /**
+   * Runs `items` in `tx` and settles each, in their order. A write that fails must leave nothing
+   * of itself in `tx` (the writer rolls back to a savepoint of its own); throwing fails the batch.
+   */
+  run(tx: Transaction, items: readonly T[]): Promise<Settled<R>[]>;
+}
+
 interface Queued {
-  fn: (tx: Transaction) => Promise<unknown>;
+  fn?: (tx: Transaction) => Promise<unknown>;
+  bulk?: { writer: BulkWriter<unknown, unknown>; item: unknown };
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -39,6 +56,18 @@ export class GroupCommit {
   write<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /** Queues `item` for `writer`, which runs it with the other items queued for it in its batch. */
+  bulk<T, R>(writer: BulkWriter<T, R>, item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({
+        bulk: { writer: writer, item },
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
       this.schedule();
     });
   }
@@ -79,7 +108,15 @@ export class GroupCommit {
     try {
       await this.kysely.transaction().execute(async (tx) => {
         await this.begin(tx);
+        const bulks = new Map<BulkWriter<unknown, unknown>, number[]>();
         for (const [i, w] of batch.entries()) {
+          if (w.bulk) {
+            const at = bulks.get(w.bulk.writer) ?? [];
+            at.push(i);
+            bulks.set(w.bulk.writer, at);
+            continue;
+          }
+          if (!w.fn) continue;
           if (single) {
             results[i] = await w.fn(tx);
             continue;
@@ -92,6 +129,16 @@ export class GroupCommit {
             failures.set(i, err);
             await sql`rollback to savepoint write`.execute(tx);
           }
+        }
+        for (const [writer, at] of bulks) {
+          const settled = await writer.run(
+            tx,
+            at.map((i) => batch[i]!.bulk!.item),
+          );
+          settled.forEach((s, k) => {
+            if (s.ok) results[at[k]!] = s.value;
+            else failures.set(at[k]!, s.error);
+          });
         }
       });
     } catch (err) {

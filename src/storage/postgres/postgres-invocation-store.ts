@@ -7,11 +7,9 @@ import type {
   InvocationStore,
 } from '../../invocation/index.js';
 import { selectInvocations } from '../sql/invocation-query.js';
-import { keyTaken, settledMeanwhile } from '../../invocation/index.js';
-import { approvalConsumedError, invocationRow, parseInvocation } from '../sql/invocation-rows.js';
+import { parseInvocation } from '../sql/invocation-rows.js';
 import { ofNodes } from '../sql/node-rows.js';
-import { consumeApproval, insertApproval } from './postgres-approval-store.js';
-import { appendLedger } from './postgres-ledger.js';
+import { InvocationSaves, saveStep } from './postgres-invocation-saves.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
 /**
@@ -19,6 +17,8 @@ import type { PostgresDatabase } from './postgres-database.js';
  * key sent to several nodes at once is stored (and executed) once.
  */
 export class PostgresInvocationStore implements InvocationStore {
+  private readonly saves = new InvocationSaves();
+
   constructor(private readonly db: PostgresDatabase) {}
 
   async findByKey(
@@ -74,70 +74,13 @@ export class PostgresInvocationStore implements InvocationStore {
     return row ? (JSON.parse(row.envelope) as unknown) : undefined;
   }
 
+  /**
+   * Writes `step` in the node's next batch: with the other steps of that batch in a few multi-row
+   * statements (see {@link InvocationSaves}), or alone when it creates or consumes an approval.
+   */
   save(step: InvocationStep): Promise<AuditPosition> {
-    return this.db.write(async (tx) => {
-      const id = step.consumeApproval;
-      if (id !== undefined) {
-        try {
-          await consumeApproval(tx, step.record.tenant, id, step.record.updatedAt);
-        } catch (err) {
-          throw approvalConsumedError(id, err);
-        }
-      }
-      if (step.expectedStatus !== undefined) {
-        // Writes of all nodes take turns (the write lock): nothing changes it before this commits.
-        const found = (
-          await tx
-            .selectFrom('invocations')
-            .select('status')
-            .where('id', '=', step.record.id)
-            .executeTakeFirst()
-        )?.status;
-        if (found !== step.expectedStatus)
-          throw settledMeanwhile(step.record.id, step.expectedStatus, found);
-      }
-      if (step.approval) await insertApproval(tx, step.approval);
-      const positions = await appendLedger(tx, step.ledger);
-      const last = positions[positions.length - 1];
-      if (!last) throw new Error('an invocation step must append at least one audit record');
-      const record: InvocationRecord = { ...step.record, audit: last };
-      const receipt = step.seal?.(last);
-      const row = invocationRow(record);
-      try {
-        await tx
-          .insertInto('invocations')
-          .values(row)
-          .onConflict((oc) =>
-            oc.column('id').doUpdateSet({
-              status: row.status,
-              record: row.record,
-              updated_at: row.updated_at,
-              node: row.node,
-            }),
-          )
-          .execute();
-      } catch (err) {
-        // The key's unique constraint: another node stored this key's call first.
-        if (isUniqueViolation(err, 'invocations_idempotency'))
-          throw keyTaken(record.idempotencyKey, err);
-        throw err;
-      }
-      if (receipt !== undefined) {
-        const envelope = JSON.stringify(receipt);
-        await tx
-          .insertInto('receipts')
-          .values({ invocation_id: record.id, tenant: record.tenant, envelope })
-          .onConflict((oc) => oc.column('invocation_id').doUpdateSet({ envelope }))
-          .execute();
-      }
-      step.record.audit = last;
-      return last;
-    });
+    if (step.consumeApproval !== undefined || step.approval)
+      return this.db.write((tx) => saveStep(tx, step));
+    return this.db.bulk(this.saves, step);
   }
-}
-
-/** True when `err` is PostgreSQL's unique violation (SQLSTATE 23505) of `constraint`. */
-function isUniqueViolation(err: unknown, constraint: string): boolean {
-  const e = err as { code?: unknown; constraint?: unknown };
-  return e.code === '23505' && e.constraint === constraint;
 }
