@@ -31,7 +31,7 @@ interface Queued {
 /**
  * Group commit on PostgreSQL: the writes a node queues while its previous batch commits share one
  * transaction (one commit, one WAL flush), as SQLite's writes of one event-loop turn do. One batch
- * is in flight at a time. With more than one write in a batch each runs under a savepoint, so a
+ * is in flight at a time; it takes what is queued once its transaction holds the write lock. With more than one write in a batch each runs under a savepoint, so a
  * write that fails (a constraint, a refused request) is rolled back alone and the others commit.
  */
 export class GroupCommit {
@@ -99,15 +99,23 @@ export class GroupCommit {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 0) return;
+    if (this.queue.length === 0) return;
+    let batch: Queued[] = [];
+    const take = () => {
+      batch = this.queue;
+      this.queue = [];
+      return batch;
+    };
     const results: unknown[] = [];
     const failures = new Map<number, unknown>();
-    const single = batch.length === 1;
     try {
       await this.kysely.transaction().execute(async (tx) => {
         await this.begin(tx);
+        // The batch is what was queued by the time the write lock is held, not when the batch
+        // began waiting for it: while another node's batch holds the lock, this node's writes
+        // gather into one batch rather than a string of small ones that each wait their turn.
+        take();
+        const single = batch.length === 1;
         const bulks = new Map<BulkWriter<unknown, unknown>, number[]>();
         for (const [i, w] of batch.entries()) {
           if (w.bulk) {
@@ -142,7 +150,9 @@ export class GroupCommit {
         }
       });
     } catch (err) {
-      // Nothing of the batch is stored: each write rejects with its own error, else the batch's.
+      // Nothing of the batch is stored: each write rejects with its own error, else the batch's
+      // (all that is queued when the transaction failed before taking its batch).
+      if (batch.length === 0) take();
       const e = this.onFailure(err);
       batch.forEach((w, i) => w.reject(failures.has(i) ? this.onFailure(failures.get(i)) : e));
       return;
