@@ -31,8 +31,10 @@ interface Queued {
 /**
  * Group commit on PostgreSQL: the writes a node queues while its previous batch commits share one
  * transaction (one commit, one WAL flush), as SQLite's writes of one event-loop turn do. One batch
- * is in flight at a time; it takes what is queued once its transaction holds the write lock. With more than one write in a batch each runs under a savepoint, so a
- * write that fails (a constraint, a refused request) is rolled back alone and the others commit.
+ * is in flight at a time; it takes what is queued once its transaction holds the write lock. With
+ * more than one write in a batch each closure runs under a savepoint, so a write that fails (a
+ * constraint, a refused request) is rolled back alone and the others commit; the writes of a
+ * {@link BulkWriter} run together, each still failing alone.
  */
 export class GroupCommit {
   private queue: Queued[] = [];
