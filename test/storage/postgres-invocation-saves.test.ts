@@ -70,7 +70,7 @@ const outcome = (p: PromiseSettledResult<unknown>) =>
   p.status === 'fulfilled' ? p.value : (p.reason as { code?: string }).code;
 
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL invocation saves', () => {
-  it('settles each save of one batch on its own: stale fences and taken keys fail alone', async () => {
+  it('settles each save of one batch on its own (stale fences, taken keys) and looks keys up together', async () => {
     const db = await PostgresDatabase.open({ url: await migratedPostgresDatabase(), poolSize: 2 });
     const store = new PostgresInvocationStore(db);
     try {
@@ -104,9 +104,27 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL invoca
       expect(await store.get('acme', record(14).id)).toBeUndefined();
       expect(await store.receipt('acme', record(13).id)).toEqual({ sealedAt: 23 });
       expect((await store.get('acme', record(1).id))?.audit).toEqual({ index: 8, treeSize: 9 });
+      // Lookups by key of one moment share a statement; each gets its own key's newest attempt.
+      await store.save(step(record(15, { idempotencyKey: 'key-6', attempt: 2 })));
+      const found = await Promise.all(
+        [
+          ['acme', 'p-1', 'key-6'],
+          ['acme', 'p-1', 'key-7'],
+          ['acme', 'p-2', 'key-7'],
+          ['globex', 'p-1', 'key-7'],
+          ['acme', 'p-1', 'key-99'],
+        ].map(([t, p, k]) => store.findByKey(t!, p!, k!)),
+      );
+      expect(found.map((r) => r?.id)).toEqual([
+        record(15).id,
+        record(7).id,
+        undefined,
+        undefined,
+        undefined,
+      ]);
       // Every stored subtree hash is the one recomputed from the records.
       const verdict = await verifyAuditLog(new PostgresAuditStore(db), 'acme', { keys: [] });
-      expect(verdict).toMatchObject({ ok: true, size: 25 });
+      expect(verdict).toMatchObject({ ok: true, size: 26 });
     } finally {
       await db.close();
     }

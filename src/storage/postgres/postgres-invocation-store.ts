@@ -10,32 +10,28 @@ import { selectInvocations } from '../sql/invocation-query.js';
 import { parseInvocation } from '../sql/invocation-rows.js';
 import { ofNodes } from '../sql/node-rows.js';
 import { InvocationSaves, saveStep } from './postgres-invocation-saves.js';
+import { KeyLookups } from './postgres-key-lookups.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
 /**
  * {@link InvocationStore} on PostgreSQL. The idempotency key is a unique constraint, so the same
- * key sent to several nodes at once is stored (and executed) once.
+ * key sent to several nodes at once is stored (and executed) once; the key lookups of a moment
+ * share one statement (see {@link KeyLookups}).
  */
 export class PostgresInvocationStore implements InvocationStore {
   private readonly saves = new InvocationSaves();
+  private readonly keys: KeyLookups;
 
-  constructor(private readonly db: PostgresDatabase) {}
+  constructor(private readonly db: PostgresDatabase) {
+    this.keys = new KeyLookups(db.kysely);
+  }
 
   async findByKey(
     tenant: string,
     principal: string,
     key: string,
   ): Promise<InvocationRecord | undefined> {
-    const row = await this.db.kysely
-      .selectFrom('invocations')
-      .select('record')
-      .where('tenant', '=', tenant)
-      .where('principal', '=', principal)
-      .where('idempotency_key', '=', key)
-      .orderBy('attempt', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return parseInvocation(row?.record);
+    return parseInvocation(await this.keys.find(tenant, principal, key));
   }
 
   async get(tenant: string, id: string): Promise<InvocationRecord | undefined> {
