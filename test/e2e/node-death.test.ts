@@ -99,6 +99,9 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       for (let i = 0; i < 250 && cgroupDirsNamed(leaseId).length > 0; i++) await sleep(20);
       expect(cgroupDirsNamed(leaseId)).toEqual([]);
       expect(processesMatching(mark)).toEqual([]);
+      // The workspace goes after the cgroups (the sandbox's leftovers, then the workspaces').
+      for (let i = 0; i < 250 && mountPoints().some((m) => m.includes(leaseId)); i++)
+        await sleep(20);
       expect(mountPoints().filter((m) => m.includes(leaseId))).toEqual([]);
       const nodes = await queryPostgres<{ id: string; status: string; claimed_by: string | null }>(
         url,

@@ -5,8 +5,25 @@ import type { Tables } from '../schema/tables.js';
 /** The transaction a queued write runs in. */
 export type Transaction = Kysely<Tables>;
 
+/** How one write of a bulk ended: its result, or the error it alone fails with. */
+export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
+
+/**
+ * Writes of one kind that a batch runs together, in a few multi-row statements for all of them
+ * rather than a few each: each statement is a round trip, and a batch's round trips follow one
+ * another while it holds the write lock.
+ */
+export interface BulkWriter<T, R> {
+  /**
+   * Runs `items` in `tx` and settles each, in their order. A write that fails must leave nothing
+   * of itself in `tx` (the writer rolls back to a savepoint of its own); throwing fails the batch.
+   */
+  run(tx: Transaction, items: readonly T[]): Promise<Settled<R>[]>;
+}
+
 interface Queued {
-  fn: (tx: Transaction) => Promise<unknown>;
+  fn?: (tx: Transaction) => Promise<unknown>;
+  bulk?: { writer: BulkWriter<unknown, unknown>; item: unknown };
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -14,8 +31,10 @@ interface Queued {
 /**
  * Group commit on PostgreSQL: the writes a node queues while its previous batch commits share one
  * transaction (one commit, one WAL flush), as SQLite's writes of one event-loop turn do. One batch
- * is in flight at a time. With more than one write in a batch each runs under a savepoint, so a
- * write that fails (a constraint, a refused request) is rolled back alone and the others commit.
+ * is in flight at a time; it takes what is queued once its transaction holds the write lock. With
+ * more than one write in a batch each closure runs under a savepoint, so a write that fails (a
+ * constraint, a refused request) is rolled back alone and the others commit; the writes of a
+ * {@link BulkWriter} run together, each still failing alone.
  */
 export class GroupCommit {
   private queue: Queued[] = [];
@@ -39,6 +58,18 @@ export class GroupCommit {
   write<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /** Queues `item` for `writer`, which runs it with the other items queued for it in its batch. */
+  bulk<T, R>(writer: BulkWriter<T, R>, item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({
+        bulk: { writer: writer, item },
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      });
       this.schedule();
     });
   }
@@ -70,16 +101,32 @@ export class GroupCommit {
   }
 
   private async flush(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    if (batch.length === 0) return;
+    if (this.queue.length === 0) return;
+    let batch: Queued[] = [];
+    const take = () => {
+      batch = this.queue;
+      this.queue = [];
+      return batch;
+    };
     const results: unknown[] = [];
     const failures = new Map<number, unknown>();
-    const single = batch.length === 1;
     try {
       await this.kysely.transaction().execute(async (tx) => {
         await this.begin(tx);
+        // The batch is what was queued by the time the write lock is held, not when the batch
+        // began waiting for it: while another node's batch holds the lock, this node's writes
+        // gather into one batch rather than a string of small ones that each wait their turn.
+        take();
+        const single = batch.length === 1;
+        const bulks = new Map<BulkWriter<unknown, unknown>, number[]>();
         for (const [i, w] of batch.entries()) {
+          if (w.bulk) {
+            const at = bulks.get(w.bulk.writer) ?? [];
+            at.push(i);
+            bulks.set(w.bulk.writer, at);
+            continue;
+          }
+          if (!w.fn) continue;
           if (single) {
             results[i] = await w.fn(tx);
             continue;
@@ -93,9 +140,21 @@ export class GroupCommit {
             await sql`rollback to savepoint write`.execute(tx);
           }
         }
+        for (const [writer, at] of bulks) {
+          const settled = await writer.run(
+            tx,
+            at.map((i) => batch[i]!.bulk!.item),
+          );
+          settled.forEach((s, k) => {
+            if (s.ok) results[at[k]!] = s.value;
+            else failures.set(at[k]!, s.error);
+          });
+        }
       });
     } catch (err) {
-      // Nothing of the batch is stored: each write rejects with its own error, else the batch's.
+      // Nothing of the batch is stored: each write rejects with its own error, else the batch's
+      // (all that is queued when the transaction failed before taking its batch).
+      if (batch.length === 0) take();
       const e = this.onFailure(err);
       batch.forEach((w, i) => w.reject(failures.has(i) ? this.onFailure(failures.get(i)) : e));
       return;

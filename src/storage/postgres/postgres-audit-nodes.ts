@@ -1,6 +1,4 @@
 import { sql } from 'kysely';
-import { GatehouseError } from '../../core/index.js';
-import { appendSiblings, completedSubtrees } from '../../audit/index.js';
 import type { SubtreeRef } from '../../audit/index.js';
 import type { Transaction } from './group-commit.js';
 
@@ -54,35 +52,4 @@ export async function readSubtreeHashes(
     for (const r of rows) put(0, Number(r.idx), Buffer.from(r.leaf_hash, 'base64'));
   }
   return out;
-}
-
-/**
- * Stores the subtrees that appending leaf `index` (hash `leaf`) completes, reading its stored
- * siblings, in the transaction that appends the record.
- * @throws GatehouseError INTERNAL when a sibling is missing: the append fails rather than leave a
- *   tree that cannot be proven.
- */
-export async function storeCompletedSubtrees(
-  tx: Transaction,
-  tenant: string,
-  index: number,
-  leaf: Buffer,
-): Promise<void> {
-  const refs = appendSiblings(index);
-  const siblings = (await readSubtreeHashes(tx, tenant, refs)).map((hash, at) => {
-    if (hash === null) {
-      const ref = refs[at]!;
-      throw new GatehouseError(
-        'INTERNAL',
-        `audit log of ${tenant}: subtree ${ref.level}/${ref.index} is missing, so record ${index} cannot be appended`,
-      );
-    }
-    return hash;
-  });
-  const nodes = completedSubtrees(index, leaf, siblings);
-  if (nodes.length === 0) return;
-  await tx
-    .insertInto('audit_nodes')
-    .values(nodes.map((n) => ({ tenant, level: n.level, idx: n.index, hash: n.hash })))
-    .execute();
 }

@@ -9,7 +9,7 @@ import { GroupCommit } from './group-commit.js';
 import { MappingPostgresDialect } from './mapping-dialect.js';
 import { OutboxListener } from './outbox-listener.js';
 import { connectionFailureCode } from './postgres-failure.js';
-import type { Transaction } from './group-commit.js';
+import type { BulkWriter, Transaction } from './group-commit.js';
 
 /** The session-level advisory lock the migrations run under (any fixed number; "gatehouse"). */
 const MIGRATION_LOCK = '6761746568';
@@ -145,6 +145,15 @@ export class PostgresDatabase {
   write<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     if (!this.state.isOpen) return Promise.reject(new Error('database is closed'));
     return this.commits.write(fn);
+  }
+
+  /**
+   * Runs `item` with the other items queued for `writer` meanwhile, in the batch's transaction
+   * (see {@link BulkWriter}), and resolves once it is committed, as {@link write} does.
+   */
+  bulk<T, R>(writer: BulkWriter<T, R>, item: T): Promise<R> {
+    if (!this.state.isOpen) return Promise.reject(new Error('database is closed'));
+    return this.commits.bulk(writer, item);
   }
 
   /**
