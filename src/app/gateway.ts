@@ -427,7 +427,6 @@ export class Gateway {
               }
             : {}),
           storage: () => storage.storageProblem(),
-          durable: () => storage.durable(),
           sandbox: () => sandboxProblem,
           // One view per tools/list: its reads grow with the servers, not with the tools.
           healthy: (tenant) => {

@@ -75,8 +75,6 @@ export interface Storage {
   latestId(): Promise<string | undefined>;
   /** Null while storage takes writes; else why the last write failed. */
   storageProblem(): string | null;
-  /** Resolves once every write committed so far is on disk (at once on PostgreSQL). */
-  durable(): Promise<void>;
   /** Calls `listener` with the code of each write storage refused; returns the unsubscribe. */
   onStorageError(listener: (code: string) => void): () => void;
   /** Flushes queued writes and closes the database. Safe to call twice. */
@@ -116,7 +114,6 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
       mcpStreamEvents: new PostgresMcpStreamEventStore(db, config.mcp.streams),
       latestId: () => postgresLatestId(db),
       storageProblem: () => db.storageProblem,
-      durable: () => Promise.resolve(),
       onStorageError: (listener) => db.onStorageError(listener),
       close: () => db.close(),
     };
@@ -145,7 +142,6 @@ export async function openStorage(config: GatewayConfig): Promise<Storage> {
     mcpStreamEvents: undefined,
     latestId: () => Promise.resolve(latestId(db)),
     storageProblem: () => db.storageProblem,
-    durable: () => db.durable(),
     onStorageError: (listener) => db.onStorageError(listener),
     close: () => db.close(),
   };

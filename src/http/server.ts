@@ -133,17 +133,11 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   });
   // With an authorization server, every 401 says where OAuth clients find it (RFC 9728).
   const challenge = s.oauth ? bearerChallenge(s.oauth.resource) : null;
-  const durable = s.durable;
-  app.addHook('onSend', (req, reply, payload, done) => {
+  app.addHook('onSend', (_req, reply, payload, done) => {
     if (challenge !== null && reply.statusCode === 401)
       void reply.header('www-authenticate', challenge);
     sends.watch(reply.raw, payload);
-    // A read of stored state may show what another request committed a moment ago: it leaves once
-    // that is on disk. A write's own answer already waited for its commit; health, metrics and
-    // static files show nothing stored, and must answer even while the disk stalls.
-    if (durable && (req.method === 'GET' || req.method === 'HEAD') && req.url.startsWith('/v1/'))
-      durable().then(() => done(null, payload), done);
-    else done(null, payload);
+    done(null, payload);
   });
   app.addHook('onResponse', (_req, reply, done) => {
     sends.done(reply.raw);

@@ -67,11 +67,6 @@ export interface GatewayServices {
   /** Null while storage accepts writes, else why not (/readyz then answers 503). */
   storage?: () => string | null;
   /**
-   * Resolves once every write committed so far is on disk; a read's answer waits for it, so it
-   * never shows what a power cut could still take back. Absent: every commit is durable at once.
-   */
-  durable?: () => Promise<void>;
-  /**
    * Whether a tool can be offered to agents now (the MCP endpoint lists only healthy tools);
    * absent means every tool is healthy. Called once per `tools/list` with the agent's tenant; the
    * function it returns is asked about each tool of the list, and may read what it needs once for

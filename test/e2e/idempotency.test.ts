@@ -1,12 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../../src/audit/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, NativeRegistry } from '../helpers/gateway-fixture.js';
-
-/** The run's backend is SQLite (not `GATEHOUSE_TEST_DB=postgres`): the durable horizon is its. */
-const isSqlite = process.env.GATEHOUSE_TEST_DB !== 'postgres';
 
 /** Executions of the `test.count` handler, across gateways of one test. */
 let executions = 0;
@@ -108,42 +105,6 @@ describe('Idempotency-Key', () => {
     expect(executions).toBe(1);
     expect(await invocationsWithKey('k-1')).toHaveLength(1);
   });
-
-  it.skipIf(!isSqlite)(
-    'a replay and a GET of stored state answer only once the commits they may show are on disk; /healthz does not wait',
-    async () => {
-      const first = await g.invoke(agent, 'k-durable', count('a'));
-      expect(first.body.status).toBe('observed');
-      // Hold the durable horizon, as a slow fsync would.
-      const sqlite = g.gateway.storage.sqlite!;
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      const durable = vi.spyOn(sqlite, 'durable').mockReturnValue(held);
-      const answered: string[] = [];
-      const replay = g.invoke(agent, 'k-durable', count('a')).then((r) => {
-        answered.push('replay');
-        return r;
-      });
-      const read = g
-        .inject<InvocationRecord>('GET', `/v1/invocations/${first.body.id}`, {
-          token: g.tokens.operator,
-        })
-        .then((r) => {
-          answered.push('get');
-          return r;
-        });
-      expect((await g.inject('GET', '/healthz')).status).toBe(200);
-      await sleep(50);
-      expect(answered).toEqual([]);
-      release();
-      const [again, got] = await Promise.all([replay, read]);
-      durable.mockRestore();
-      expect(answered.sort()).toEqual(['get', 'replay']);
-      expect(again.body.id).toBe(first.body.id);
-      expect(got.body.status).toBe('observed');
-      expect(executions).toBe(1);
-    },
-  );
 
   it('another key with the same request is a new invocation', async () => {
     const a = await g.invoke(agent, 'k-a', count('same'));

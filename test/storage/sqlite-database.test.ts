@@ -35,69 +35,10 @@ const tenantIds = (db: SqliteDatabase) =>
   db.all(db.kysely.selectFrom('tenants').select('id').orderBy('id')).map((r) => r.id);
 
 describe('SqliteDatabase', () => {
-  it('runs in WAL mode, its commits fsynced off the event loop by default', async () => {
+  it('runs in WAL mode with full synchronous commits by default', async () => {
     const db = await open();
     expect(db.raw.pragma('journal_mode', { simple: true })).toBe('wal');
-    // NORMAL: SQLite does not fsync at commit; the WAL sync below does, before anyone is told.
-    expect(db.raw.pragma('synchronous', { simple: true })).toBe(1);
-  });
-
-  it('resolves a write only once a WAL sync that started after its commit has ended', async () => {
-    const syncs: { file: string; end: () => void }[] = [];
-    const db = await SqliteDatabase.open({
-      file,
-      syncWal: (walFile) => new Promise<void>((end) => syncs.push({ file: walFile, end })),
-    });
-    opened.push(db);
-    const told: string[] = [];
-    const first = db.write(() => insertTenant(db, 'a')).then(() => told.push('a'));
-    await vi.waitFor(() => expect(syncs).toHaveLength(1));
-    expect(syncs[0]!.file).toBe(`${file}-wal`);
-    // Committed (another connection sees it) but not yet on disk: nobody is told.
-    expect(tenantIds(db)).toEqual(['a']);
-    // A write committed while that sync runs waits for the next one, and so does a reader.
-    const second = db.write(() => insertTenant(db, 'b')).then(() => told.push('b'));
-    const read = db.durable().then(() => told.push('read'));
-    await new Promise((r) => setTimeout(r, 20));
-    expect(told).toEqual([]);
-    syncs[0]!.end();
-    await first;
-    expect(told).toEqual(['a']);
-    await vi.waitFor(() => expect(syncs).toHaveLength(2));
-    await new Promise((r) => setTimeout(r, 20));
-    expect(told).toEqual(['a']);
-    syncs[1]!.end();
-    await Promise.all([second, read]);
-    expect(told.slice(1).sort()).toEqual(['b', 'read']);
-  });
-
-  it('fails the writes a failed WAL sync covered as storage unavailable, and reports it', async () => {
-    let fail = true;
-    const db = await SqliteDatabase.open({
-      file,
-      syncWal: () =>
-        fail ? Promise.reject(new Error('EIO: i/o error, fsync')) : Promise.resolve(),
-    });
-    opened.push(db);
-    const codes: string[] = [];
-    db.onStorageError((code) => codes.push(code));
-    await expect(db.write(() => insertTenant(db, 'a'))).rejects.toMatchObject({
-      code: 'UNAVAILABLE',
-      details: { storage: 'SQLITE_IOERR_FSYNC' },
-    });
-    expect(codes).toEqual(['SQLITE_IOERR_FSYNC']);
-    expect(db.storageProblem).toMatch(/SQLITE_IOERR_FSYNC/);
-    fail = false;
-    await expect(db.write(() => insertTenant(db, 'b'))).resolves.toMatchObject({ changes: 1 });
-  });
-
-  it('with synchronous normal, neither syncs the WAL nor waits', async () => {
-    const syncWal = vi.fn(() => Promise.resolve());
-    const db = await SqliteDatabase.open({ file, synchronous: 'normal', syncWal });
-    opened.push(db);
-    await db.write(() => insertTenant(db, 'a'));
-    expect(syncWal).not.toHaveBeenCalled();
-    expect(db.raw.pragma('synchronous', { simple: true })).toBe(1);
+    expect(db.raw.pragma('synchronous', { simple: true })).toBe(2);
   });
 
   it('commits writes queued in one turn in a single transaction', async () => {

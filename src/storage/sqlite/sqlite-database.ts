@@ -8,8 +8,6 @@ import type { Tables } from '../schema/tables.js';
 import { migrations } from '../schema/migrations.js';
 import { storageUnavailable } from '../sql/storage-unavailable.js';
 import { storageFailureCode } from './storage-failure.js';
-import { WalSync, datasyncFile } from './wal-sync.js';
-import { Checkpointer } from './checkpointer.js';
 import { StorageHealth } from './storage-health.js';
 
 /** Options of {@link SqliteDatabase.open}. */
@@ -17,23 +15,13 @@ export interface SqliteDatabaseOptions {
   /** A file path, or `:memory:`. */
   file: string;
   /**
-   * `full` (default) has every write on disk before it resolves; `normal` survives a process
-   * crash but not a power cut. Commits are grouped, and under `full` each fsync covers every
-   * commit made while the previous one ran, off the event loop (see {@link WalSync}).
+   * `full` (default) fsyncs every commit; `normal` survives a process crash but not a power cut.
+   * Commits are grouped, so `full` costs one fsync per batch, not per write.
    */
   synchronous?: 'full' | 'normal';
-  /** Forces the WAL onto the disk under `full` (default: fdatasync of the `-wal` file). */
-  syncWal?: (walFile: string) => Promise<void>;
 }
 
 type Statement = Database.Statement<unknown[], unknown>;
-
-/** A write waiting for the next group commit. */
-interface QueuedWrite {
-  fn: () => unknown;
-  resolve: (v: unknown) => void;
-  reject: (e: unknown) => void;
-}
 
 /** Makes a named stand-in for a value of a prepared query (typed to fit any column). */
 type Placeholders = (name: string) => never;
@@ -57,7 +45,11 @@ export class SqliteDatabase {
    * read), emptied as each transaction starts.
    */
   readonly transactionCache = new Map<string, unknown>();
-  private queue: QueuedWrite[] = [];
+  private queue: {
+    fn: () => unknown;
+    resolve: (v: unknown) => void;
+    reject: (e: unknown) => void;
+  }[] = [];
   private scheduled = false;
   private readonly commitListeners = new Set<() => void>();
   private readonly state = new ResourceLifecycle('the database');
@@ -67,10 +59,6 @@ export class SqliteDatabase {
     readonly raw: Database.Database,
     /** The directory of the database file (null in memory), where probes write. */
     dir: string | null,
-    /** Under `synchronous: full` on a file, what makes commits durable; else commits are. */
-    private readonly walSync: WalSync | null,
-    /** Checkpoints the WAL off the event loop (null in memory). */
-    readonly checkpointer: Checkpointer | null,
   ) {
     this.kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: raw }) });
     this.health = new StorageHealth(dir);
@@ -81,23 +69,10 @@ export class SqliteDatabase {
     if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
     const raw = new Database(options.file);
     raw.pragma('journal_mode = WAL');
-    const inMemory = options.file === ':memory:';
-    const full = (options.synchronous ?? 'full') === 'full';
-    // Under `full` on a file, commits only write the WAL and WalSync fsyncs it off the event loop
-    // before anyone is told; SQLite still fsyncs on its own around each checkpoint.
-    raw.pragma(`synchronous = ${full && inMemory ? 'full' : 'normal'}`);
+    raw.pragma(`synchronous = ${options.synchronous ?? 'full'}`);
     raw.pragma('foreign_keys = ON');
     raw.pragma('busy_timeout = 5000');
-    const walFile = `${options.file}-wal`;
-    const syncWal = options.syncWal ?? datasyncFile;
-    const walSync = full && !inMemory ? new WalSync(() => syncWal(walFile)) : null;
-    const checkpointer = inMemory ? null : new Checkpointer(options.file, raw);
-    const db = new SqliteDatabase(
-      raw,
-      inMemory ? null : dirname(options.file),
-      walSync,
-      checkpointer,
-    );
+    const db = new SqliteDatabase(raw, options.file === ':memory:' ? null : dirname(options.file));
     await db.migrate();
     return db;
   }
@@ -220,14 +195,6 @@ export class SqliteDatabase {
     });
   }
 
-  /**
-   * Resolves once every write committed so far is on disk: what a reader was shown of another
-   * request's write cannot be lost to a power cut after it is answered.
-   */
-  durable(): Promise<void> {
-    return this.walSync?.durable() ?? Promise.resolve();
-  }
-
   private flush(): void {
     this.scheduled = false;
     const batch = this.queue;
@@ -239,17 +206,17 @@ export class SqliteDatabase {
       this.raw.transaction(() => {
         for (const w of batch) results.push(w.fn());
       })();
+      batch.forEach((w, i) => w.resolve(results[i]));
       this.health.recovered();
-      this.settle(batch.map((w, i) => ({ write: w, value: results[i] })));
+      this.committed();
       return;
     } catch {
       // Fall through: isolate the failing write.
     }
-    const done: { write: QueuedWrite; value: unknown }[] = [];
     for (const w of batch) {
       try {
         this.transactionCache.clear();
-        done.push({ write: w, value: this.raw.transaction(w.fn)() });
+        w.resolve(this.raw.transaction(w.fn)());
         this.health.recovered();
       } catch (err) {
         const code = storageFailureCode(err);
@@ -260,24 +227,7 @@ export class SqliteDatabase {
         }
       }
     }
-    this.settle(done);
-  }
-
-  /** Resolves committed writes once they are durable, then tells the commit listeners. */
-  private settle(done: { write: QueuedWrite; value: unknown }[]): void {
-    if (!this.walSync || done.length === 0) {
-      for (const d of done) d.write.resolve(d.value);
-      this.committed();
-      return;
-    }
-    this.walSync.afterCommit((err) => {
-      if (err) {
-        const code = 'SQLITE_IOERR_FSYNC';
-        this.health.failed(code);
-        for (const d of done) d.write.reject(storageUnavailable(code, err));
-      } else for (const d of done) d.write.resolve(d.value);
-      this.committed();
-    });
+    this.committed();
   }
 
   /**
@@ -304,7 +254,6 @@ export class SqliteDatabase {
   }
 
   private committed(): void {
-    this.checkpointer?.committed();
     for (const l of this.commitListeners) l();
   }
 
@@ -313,8 +262,6 @@ export class SqliteDatabase {
     return this.state.close(async () => {
       this.health.recovered();
       if (this.queue.length > 0) this.flush();
-      await this.durable();
-      await this.checkpointer?.close();
       await this.kysely.destroy().catch(() => undefined);
       if (this.raw.open) this.raw.close();
     });

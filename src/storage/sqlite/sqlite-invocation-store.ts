@@ -36,9 +36,7 @@ export class SqliteInvocationStore implements InvocationStore {
           .limit(1),
       { tenant, principal, key },
     );
-    if (!row) return Promise.resolve(undefined);
-    // A retry's answer may be another request's record, committed a moment ago: once it is on disk.
-    return this.db.durable().then(() => parseInvocation(row.record));
+    return Promise.resolve(parseInvocation(row?.record));
   }
 
   get(tenant: string, id: string): Promise<InvocationRecord | undefined> {
