@@ -290,6 +290,6 @@ export function migrations(dialect: SqlDialect): Record<string, Migration> {
     ...(dialect === 'postgres' ? { '0009_node_state': nodeState() } : {}),
     // PostgreSQL only, as the sessions are: the events of their streams, so a client may resume a
     // dropped stream on any node. SQLite's one gateway keeps them in its memory with its sessions.
-    ...(dialect === 'postgres' ? { '0012_mcp_stream_events': mcpStreamEvents() } : {}),
+    ...(dialect === 'postgres' ? { '0010_mcp_stream_events': mcpStreamEvents() } : {}),
   };
 }
