@@ -6,9 +6,9 @@ import { NodeWatch } from '../../src/app/node-watch.js';
 import type { AuditStore } from '../../src/audit/index.js';
 import { SigningKeyring } from '../../src/audit/index.js';
 import type { Lease, LeaseStore, NodeStore } from '../../src/capacity/index.js';
-import { ManualClock, isoTime, requestHash } from '../../src/core/index.js';
+import { ManualClock, isoTime } from '../../src/core/index.js';
 import type { SideEffectClass } from '../../src/core/index.js';
-import type { InvocationRecord, InvocationStore } from '../../src/invocation/index.js';
+import type { InvocationStore } from '../../src/invocation/index.js';
 import {
   PostgresAuditStore,
   PostgresDatabase,
@@ -21,6 +21,7 @@ import {
   SqliteLeaseStore,
   SqliteNodeStore,
 } from '../../src/storage/index.js';
+import { storeLeftCall } from '../helpers/invocation-records.js';
 import { migratedPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
@@ -82,57 +83,17 @@ async function keyring(): Promise<SigningKeyring> {
 }
 
 /** A call stored by `node` as that node left it. */
-async function left(
+function left(
   s: Stores,
   n: number,
   node: string,
   status: 'running' | 'queued' | 'observed',
   effectiveClass: SideEffectClass,
 ): Promise<string> {
-  const at = isoTime(clock.now());
-  const record: InvocationRecord = {
-    id: `0190000${String(n).padStart(5, '0')}`,
-    status,
-    tenant: 'acme',
-    project: 'web',
-    environment: 'dev',
-    principal: 'p-1',
-    agent: { id: 'coder', version: '2.0.0' },
-    tool: { id: 'demo.write', version: '1.0.0', descriptorDigest: 'a'.repeat(64) },
-    input: { n },
-    requestHash: '',
-    idempotencyKey: `key-${n}`,
-    attempt: 1,
-    previousAttempt: null,
-    effectiveClass,
-    runId: null,
-    attemptId: null,
-    approvalId: null,
-    approval: null,
-    resolution: null,
-    trace: [],
-    lease: null,
-    egress: [],
-    redactions: [],
-    warnings: [],
-    createdAt: at,
-    updatedAt: at,
-    completedAt: null,
-    audit: null,
+  return storeLeftCall(s.invocations, n, status, effectiveClass, {
+    at: isoTime(clock.now()),
     node,
-  };
-  record.requestHash = requestHash(record);
-  const subject = `invocation/${record.id}`;
-  await s.invocations.save({
-    record,
-    ledger: {
-      audit: [
-        { tenant: 'acme', type: `invocation.${status}`, subject, at, actor: 'p-1', data: {} },
-      ],
-      events: [],
-    },
   });
-  return record.id;
 }
 
 function lease(n: number, node: string): Lease {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditPosition, LedgerEntries } from '../../src/core/index.js';
+import type { AuditPosition } from '../../src/core/index.js';
 import type {
   InvocationQuery,
   InvocationRecord,
   InvocationStore,
 } from '../../src/invocation/index.js';
+import { at, invocationRecord, ledgerOf } from '../helpers/invocation-records.js';
 
 /**
  * The contract every {@link InvocationStore} keeps. Registers a vitest suite named `name`; `make`
@@ -23,60 +24,8 @@ export function invocationStoreContract(
     }
   }
 
-  const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
-
-  // Ids sort as they were made, like the UUIDv7 ids the gateway uses.
-  const record = (n: number, over: Partial<InvocationRecord> = {}): InvocationRecord => ({
-    id: `0190000${String(n).padStart(5, '0')}`,
-    status: 'observed',
-    tenant: 'acme',
-    project: 'web',
-    environment: 'dev',
-    principal: 'p-1',
-    agent: { id: 'coder', version: '2.0.0' },
-    tool: { id: 'demo.echo', version: '1.0.0', descriptorDigest: 'a'.repeat(64) },
-    input: { text: 'héllo', n },
-    requestHash: 'r'.repeat(64),
-    idempotencyKey: `key-${n}`,
-    attempt: 1,
-    previousAttempt: null,
-    effectiveClass: 'read',
-    runId: null,
-    attemptId: null,
-    approvalId: null,
-    approval: null,
-    resolution: null,
-    trace: [{ stage: 'validation', decision: 'pass', reason: 'input matches', at: at(n) }],
-    lease: null,
-    egress: [],
-    redactions: [],
-    warnings: [],
-    createdAt: at(n),
-    updatedAt: at(n),
-    completedAt: null,
-    audit: null,
-    ...over,
-  });
-
-  const ledger = (r: InvocationRecord, n = 1): LedgerEntries => ({
-    audit: Array.from({ length: n }, (_, i) => ({
-      tenant: r.tenant,
-      type: `invocation.${r.status}`,
-      subject: `invocation/${r.id}`,
-      at: r.updatedAt,
-      actor: r.principal,
-      data: { i },
-    })),
-    events: [
-      {
-        type: 'ToolInvocationCompleted',
-        tenant: r.tenant,
-        subject: `invocation/${r.id}`,
-        at: r.updatedAt,
-        data: {},
-      },
-    ],
-  });
+  const record = invocationRecord;
+  const ledger = ledgerOf;
 
   const save = (store: InvocationStore, r: InvocationRecord, n = 1) =>
     store.save({ record: r, ledger: ledger(r, n) });

@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock, requestHash } from '../../src/core/index.js';
+import { ManualClock } from '../../src/core/index.js';
 import type { SideEffectClass } from '../../src/core/index.js';
 import { SigningKeyring } from '../../src/audit/index.js';
 import { recoverInterrupted } from '../../src/invocation/index.js';
-import type { InvocationRecord } from '../../src/invocation/index.js';
 import { SqliteDatabase } from '../../src/storage/sqlite/sqlite-database.js';
 import { SqliteInvocationStore } from '../../src/storage/sqlite/sqlite-invocation-store.js';
+import { storeLeftCall } from '../helpers/invocation-records.js';
 
 let dir: string;
 let db: SqliteDatabase;
@@ -31,53 +31,12 @@ afterEach(async () => {
 const at = '2026-01-01T00:00:00.000Z';
 
 /** Stores a call as a stopped gateway left it. */
-async function left(
+function left(
   n: number,
   status: 'running' | 'queued',
   effectiveClass: SideEffectClass,
 ): Promise<string> {
-  const record: InvocationRecord = {
-    id: `0190000${String(n).padStart(5, '0')}`,
-    status,
-    tenant: 'acme',
-    project: 'web',
-    environment: 'dev',
-    principal: 'p-1',
-    agent: { id: 'coder', version: '2.0.0' },
-    tool: { id: 'demo.write', version: '1.0.0', descriptorDigest: 'a'.repeat(64) },
-    input: { n },
-    requestHash: '',
-    idempotencyKey: `key-${n}`,
-    attempt: 1,
-    previousAttempt: null,
-    effectiveClass,
-    runId: null,
-    attemptId: null,
-    approvalId: null,
-    approval: null,
-    resolution: null,
-    trace: [],
-    lease: null,
-    egress: [],
-    redactions: [],
-    warnings: [],
-    createdAt: at,
-    updatedAt: at,
-    completedAt: null,
-    audit: null,
-  };
-  record.requestHash = requestHash(record);
-  const subject = `invocation/${record.id}`;
-  await store.save({
-    record,
-    ledger: {
-      audit: [
-        { tenant: 'acme', type: `invocation.${status}`, subject, at, actor: 'p-1', data: {} },
-      ],
-      events: [],
-    },
-  });
-  return record.id;
+  return storeLeftCall(store, n, status, effectiveClass, { at });
 }
 
 /** The stored outcome: status, error and the stage entry recovery added. */

@@ -4,65 +4,17 @@ import type { InvocationRecord, InvocationStep } from '../../src/invocation/inde
 import { PostgresAuditStore } from '../../src/storage/postgres/postgres-audit-store.js';
 import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
 import { PostgresInvocationStore } from '../../src/storage/postgres/postgres-invocation-store.js';
+import { invocationRecord, ledgerOf } from '../helpers/invocation-records.js';
 import { migratedPostgresDatabase, missingPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 // The steps one node saves at once share one batch and are written together (multi-row
 // statements): each must still settle on its own, and the audit tree stay provable.
 
-const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
-const record = (n: number, over: Partial<InvocationRecord> = {}): InvocationRecord => ({
-  id: `0190000${String(n).padStart(5, '0')}`,
-  status: 'observed',
-  tenant: 'acme',
-  project: 'web',
-  environment: 'dev',
-  principal: 'p-1',
-  agent: { id: 'coder', version: '2.0.0' },
-  tool: { id: 'demo.echo', version: '1.0.0', descriptorDigest: 'a'.repeat(64) },
-  input: { n },
-  requestHash: 'r'.repeat(64),
-  idempotencyKey: `key-${n}`,
-  attempt: 1,
-  previousAttempt: null,
-  effectiveClass: 'read',
-  runId: null,
-  attemptId: null,
-  approvalId: null,
-  approval: null,
-  resolution: null,
-  trace: [],
-  lease: null,
-  egress: [],
-  redactions: [],
-  warnings: [],
-  createdAt: at(n % 60),
-  updatedAt: at(n % 60),
-  completedAt: null,
-  audit: null,
-  ...over,
-});
+const record = invocationRecord;
 const step = (r: InvocationRecord, audits = 1, over: Partial<InvocationStep> = {}) => ({
   record: r,
-  ledger: {
-    audit: Array.from({ length: audits }, (_, i) => ({
-      tenant: r.tenant,
-      type: `invocation.${r.status}`,
-      subject: `invocation/${r.id}`,
-      at: r.updatedAt,
-      actor: r.principal,
-      data: { i },
-    })),
-    events: [
-      {
-        type: 'ToolInvocationCompleted' as const,
-        tenant: r.tenant,
-        subject: `invocation/${r.id}`,
-        at: r.updatedAt,
-        data: {},
-      },
-    ],
-  },
+  ledger: ledgerOf(r, audits),
   seal: (last: { index: number }) => ({ sealedAt: last.index }),
   ...over,
 });
