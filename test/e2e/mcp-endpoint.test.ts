@@ -7,7 +7,7 @@ import { sha256Hex } from '../../src/core/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import { verifiedReceipt } from '../helpers/sandbox-tools.js';
-import { connectMcp, text } from '../helpers/mcp-client.js';
+import { connectMcp, nextEvent, postThenDrop, resumeStream, text } from '../helpers/mcp-client.js';
 import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { logSize, recordsSince } from '../helpers/audit-records.js';
 
@@ -367,66 +367,26 @@ describe('POST /mcp refuses bad input and attacks', () => {
   });
 });
 
-/** Reads `reader` until a whole SSE event (comments left out) has come; returns its lines. */
-async function nextEvent(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  buffered: { text: string },
-): Promise<string> {
-  const decoder = new TextDecoder();
-  for (;;) {
-    const events = buffered.text.split('\n\n');
-    while (events.length > 1) {
-      const event = events.shift()!;
-      buffered.text = events.join('\n\n');
-      const lines = event
-        .split('\n')
-        .filter((l) => !l.startsWith(':'))
-        .join('\n');
-      if (lines !== '') return lines;
-    }
-    const { done, value } = await reader.read();
-    if (done) throw new Error('stream ended before an event');
-    buffered.text += decoder.decode(value, { stream: true });
-  }
-}
-
 describe('resumable streams of /mcp', () => {
   it('primes a POST stream with an id and retry, and replays its answer after the stream dropped', async () => {
     const { transport } = await connect();
-    const headers = {
-      authorization: `Bearer ${g.tokens.agent}`,
-      'mcp-session-id': transport.sessionId!,
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const dropped = new AbortController();
-    const res = await fetch(url, {
-      method: 'POST',
-      signal: dropped.signal,
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: { name: 'demo_echo__1_0_0', arguments: { message: 'resumed' } },
-      }),
+    const session = { url, token: g.tokens.agent, sessionId: transport.sessionId! };
+    const posted = await postThenDrop(session, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'demo_echo__1_0_0', arguments: { message: 'resumed' } },
     });
-    expect(res.status).toBe(200);
-    const priming = await nextEvent(res.body!.getReader(), { text: '' });
-    const lastEventId = /^id: (\S+)$/m.exec(priming)?.[1];
+    expect(posted.status).toBe(200);
+    const { first: priming, lastEventId } = posted;
     expect(priming).toMatch(/^retry: 1000$/m);
     expect(priming).toMatch(/^data: ?$/m);
     expect(lastEventId).toBeDefined();
     // The client drops the stream before reading the answer, and resumes it.
-    dropped.abort();
-    const resumed = await fetch(url, {
-      headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId! },
-    });
+    posted.drop();
+    const resumed = await resumeStream(session, lastEventId!);
     expect(resumed.status).toBe(200);
-    const replay = await nextEvent(resumed.body!.getReader(), { text: '' });
+    const replay = await nextEvent(resumed.body!.getReader());
     expect(replay).toMatch(/^id: \S+$/m);
     expect(/^id: (\S+)$/m.exec(replay)?.[1]).not.toBe(lastEventId);
     const message = JSON.parse(/^data: (.*)$/m.exec(replay)![1]!) as {
@@ -439,14 +399,7 @@ describe('resumable streams of /mcp', () => {
     // Another session's event id, or one never given, is unknown: a 400, nothing replayed.
     const other = await connect();
     for (const id of [lastEventId!, 'no-such-event']) {
-      const refused = await fetch(url, {
-        headers: {
-          ...headers,
-          'mcp-session-id': other.transport.sessionId!,
-          accept: 'text/event-stream',
-          'last-event-id': id,
-        },
-      });
+      const refused = await resumeStream({ ...session, sessionId: other.transport.sessionId! }, id);
       expect(refused.status).toBe(400);
       expect(await refused.text()).toMatch(/Invalid event ID/);
     }

@@ -10,7 +10,7 @@ import { useNodes } from '../helpers/nodes.js';
 import type { GatewayNodes } from '../helpers/nodes.js';
 import { missingPostgres, queryPostgres } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
-import { text } from '../helpers/mcp-client.js';
+import { postThenDrop, resumeStream, text } from '../helpers/mcp-client.js';
 import { SseClient } from '../helpers/sse.js';
 
 // Three real `gatehouse serve` processes on one real PostgreSQL database: whichever node a request
@@ -298,40 +298,20 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
       expect(new Set(landed).size).toBe(3);
 
       // A call's stream dropped on node A is resumed on node B: its events are in the database.
-      const headers = {
-        authorization: `Bearer ${g.tokens.agent}`,
-        'mcp-session-id': sessionId,
-        'mcp-protocol-version': '2025-11-25',
-      };
-      const dropped = new AbortController();
-      const posted = await fetch(`${g.urls[0]!}/mcp`, {
-        method: 'POST',
-        signal: dropped.signal,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 70,
-          method: 'tools/call',
-          params: { name: echoTool!.name, arguments: { message: 'resumed on B' } },
-        }),
+      const onA = { url: `${g.urls[0]!}/mcp`, token: g.tokens.agent, sessionId };
+      const posted = await postThenDrop(onA, {
+        jsonrpc: '2.0',
+        id: 70,
+        method: 'tools/call',
+        params: { name: echoTool!.name, arguments: { message: 'resumed on B' } },
       });
-      let first = '';
-      const reader = posted.body!.getReader();
-      while (!first.includes('\n\n'))
-        first += new TextDecoder().decode((await reader.read()).value);
-      const lastEventId = /^id: (\S+)$/m.exec(first)?.[1];
-      expect(first).toMatch(/^retry: \d+$/m);
-      dropped.abort();
+      const { lastEventId } = posted;
+      expect(posted.first).toMatch(/^retry: \d+$/m);
+      posted.drop();
       let replayed = '';
       // Node B replays what is stored and closes; the client asks again until the answer is there.
       for (let i = 0; i < 50 && !replayed.includes('"id":70'); i++) {
-        const resumed = await fetch(`${g.urls[1]!}/mcp`, {
-          headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId! },
-        });
+        const resumed = await resumeStream({ ...onA, url: `${g.urls[1]!}/mcp` }, lastEventId!);
         expect(resumed.status).toBe(200);
         replayed = await resumed.text();
         if (!replayed.includes('"id":70')) await new Promise((r) => setTimeout(r, 100));

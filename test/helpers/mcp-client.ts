@@ -90,3 +90,76 @@ export async function openRawSession(
   if (done.status !== 202) throw new Error(`notifications/initialized answered ${done.status}`);
   return id;
 }
+
+/** Reads `reader` until a whole SSE event (comments left out) has come; returns its lines. */
+export async function nextEvent(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  buffered: { text: string } = { text: '' },
+): Promise<string> {
+  const decoder = new TextDecoder();
+  for (;;) {
+    const events = buffered.text.split('\n\n');
+    while (events.length > 1) {
+      const event = events.shift()!;
+      buffered.text = events.join('\n\n');
+      const lines = event
+        .split('\n')
+        .filter((l) => !l.startsWith(':'))
+        .join('\n');
+      if (lines !== '') return lines;
+    }
+    const { done, value } = await reader.read();
+    if (done) throw new Error('stream ended before an event');
+    buffered.text += decoder.decode(value, { stream: true });
+  }
+}
+
+/** A session of `/mcp` spoken to by raw `fetch`, for what the SDK client hides (dropped streams). */
+export interface RawMcpSession {
+  url: string;
+  token: string;
+  sessionId: string;
+}
+
+/**
+ * Posts `message` in the session and reads its answer stream up to the first event (the priming
+ * one, for a 2025-11-25 client) only; returns that event, its id, and a way to drop the stream.
+ */
+export async function postThenDrop(
+  s: RawMcpSession,
+  message: unknown,
+): Promise<{ status: number; first: string; lastEventId: string | undefined; drop: () => void }> {
+  const dropped = new AbortController();
+  const res = await fetch(s.url, {
+    method: 'POST',
+    signal: dropped.signal,
+    headers: {
+      ...sessionHeaders(s),
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(message),
+  });
+  const first = res.body ? await nextEvent(res.body.getReader()) : '';
+  return {
+    status: res.status,
+    first,
+    lastEventId: /^id: (\S+)$/m.exec(first)?.[1],
+    drop: () => dropped.abort(),
+  };
+}
+
+/** `GET /mcp` with `Last-Event-ID`: the replay of a dropped stream from after that event. */
+export function resumeStream(s: RawMcpSession, lastEventId: string): Promise<Response> {
+  return fetch(s.url, {
+    headers: { ...sessionHeaders(s), accept: 'text/event-stream', 'last-event-id': lastEventId },
+  });
+}
+
+function sessionHeaders(s: RawMcpSession): Record<string, string> {
+  return {
+    authorization: `Bearer ${s.token}`,
+    'mcp-session-id': s.sessionId,
+    'mcp-protocol-version': '2025-11-25',
+  };
+}
