@@ -1,40 +1,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/core/index.js';
-import { migrations } from '../../src/storage/schema/migrations.js';
 import { SqliteDatabase } from '../../src/storage/sqlite/sqlite-database.js';
 import { SqliteOutboxFeed } from '../../src/storage/sqlite/sqlite-outbox-feed.js';
 import { SqliteTenancyStore } from '../../src/storage/sqlite/sqlite-tenancy-store.js';
+import { migratedBefore } from '../helpers/migrated-before.js';
 
 const MIGRATION = '0005_access_tokens';
 
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A database file migrated up to the migration before {@link MIGRATION}. */
-async function before(file: string): Promise<Database.Database> {
-  const all = migrations('sqlite');
-  const names = Object.keys(all).sort();
-  const previous = names[names.indexOf(MIGRATION) - 1]!;
-  const raw = new Database(file);
-  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) });
-  const { error } = await new Migrator({
-    db,
-    provider: { getMigrations: () => Promise.resolve(all) },
-  }).migrateTo(previous);
-  expect(error).toBeUndefined();
-  return raw;
-}
-
 describe(`migration ${MIGRATION}`, () => {
   it("moves each principal's token to the tokens table with an expiry, and fills the owners of events and approvals", async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-migration-'));
     const file = join(dir, 'gatehouse.db');
-    const raw = await before(file);
+    const raw = await migratedBefore(file, MIGRATION);
     const at = '2026-01-01T00:00:00.000Z';
     const insert = (sql: string, ...values: unknown[]) => raw.prepare(sql).run(...values);
     insert(

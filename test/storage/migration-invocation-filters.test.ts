@@ -1,38 +1,21 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrations } from '../../src/storage/schema/migrations.js';
 import { SqliteDatabase } from '../../src/storage/sqlite/sqlite-database.js';
 import { SqliteInvocationStore } from '../../src/storage/sqlite/sqlite-invocation-store.js';
+import { migratedBefore } from '../helpers/migrated-before.js';
 
 const MIGRATION = '0007_invocation_filters';
 
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A database file migrated up to the migration before {@link MIGRATION}. */
-async function before(file: string): Promise<Database.Database> {
-  const all = migrations('sqlite');
-  const names = Object.keys(all).sort();
-  const previous = names[names.indexOf(MIGRATION) - 1]!;
-  const raw = new Database(file);
-  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) });
-  const { error } = await new Migrator({
-    db,
-    provider: { getMigrations: () => Promise.resolve(all) },
-  }).migrateTo(previous);
-  expect(error).toBeUndefined();
-  return raw;
-}
-
 describe(`migration ${MIGRATION}`, () => {
   it('fills the tool, agent and environment columns of stored invocations, so the filters find them', async () => {
     dir = mkdtempSync(join(tmpdir(), 'gatehouse-migration-'));
     const file = join(dir, 'gatehouse.db');
-    const raw = await before(file);
+    const raw = await migratedBefore(file, MIGRATION);
     // More rows than one backfill batch, so the batches follow on.
     const count = 1203;
     const insert = raw.prepare(
