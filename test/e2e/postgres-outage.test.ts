@@ -1,21 +1,18 @@
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DemoTokens } from '../../src/app/index.js';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import type { ErrorBody } from '../helpers/gateway-fixture.js';
 import { api, useServers } from '../helpers/cli.js';
 import {
   clusterUrl,
-  destroyCluster,
-  makeRoot,
   missingPostgres,
-  startCluster,
   startServer,
   stopServer,
+  useOwnCluster,
 } from '../helpers/postgres.js';
-import type { PostgresCluster } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 const { start, tempDir } = useServers();
@@ -30,21 +27,10 @@ const echo = (message: string) => ({
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
   'a gateway whose PostgreSQL goes away',
   () => {
-    const root = makeRoot();
-    let cluster: PostgresCluster | undefined;
-    beforeAll(async () => {
-      cluster = await startCluster(join(root, 'data'));
-    });
-    afterAll(() => {
-      try {
-        if (cluster) destroyCluster(cluster);
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
-    });
+    const cluster = useOwnCluster();
 
     it('fails calls closed (503, nothing recorded), says not ready, and recovers without a restart', async () => {
-      const url = clusterUrl(cluster!, 'postgres');
+      const url = clusterUrl(cluster(), 'postgres');
       const dir = tempDir('gatehouse-pg-node-');
       const g = await start(dir, 30_000, { GATEHOUSE_DB: url });
       const tokens = JSON.parse(readFileSync(join(dir, 'demo-tokens.json'), 'utf8')) as DemoTokens;
@@ -59,14 +45,14 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))(
         );
       expect((await call('before')).status).toBe(200);
 
-      stopServer(cluster!);
+      stopServer(cluster());
       const refused = await call('during');
       expect(refused.status, JSON.stringify(refused.body)).toBe(503);
       expect(refused.body.error.code).toBe('UNAVAILABLE');
       const ready = await api<{ status: string }>(g.url, 'GET', '/readyz');
       expect(ready.status).toBe(503);
 
-      startServer(cluster!);
+      startServer(cluster());
       let readyAgain = 0;
       for (let i = 0; i < 100 && readyAgain !== 200; i++) {
         await sleep(100);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
 import {
   clusterUrl,
@@ -102,4 +103,28 @@ export async function migratedPostgresDatabase(prefix = 'gh'): Promise<string> {
   const name = databaseName(prefix);
   await admin(cluster, `CREATE DATABASE ${name} TEMPLATE ${template}`);
   return clusterUrl(cluster, name);
+}
+
+/**
+ * A cluster of the calling test file's own, started before its tests and destroyed after them,
+ * for tests that stop and start it (which the run's shared cluster, other files' databases, must
+ * never be). Call at the top of a `describe`; the returned function gives the running cluster.
+ */
+export function useOwnCluster(): () => PostgresCluster {
+  const root = makeRoot();
+  let cluster: PostgresCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(join(root, 'data'));
+  });
+  afterAll(() => {
+    try {
+      if (cluster) destroyCluster(cluster);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+  return () => {
+    if (!cluster) throw new Error('the cluster is not started (call useOwnCluster in a describe)');
+    return cluster;
+  };
 }

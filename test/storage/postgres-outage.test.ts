@@ -1,41 +1,25 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isGatehouseError } from '../../src/core/index.js';
 import { PostgresDatabase } from '../../src/storage/postgres/postgres-database.js';
 import {
   clusterUrl,
-  destroyCluster,
-  makeRoot,
   missingPostgres,
-  startCluster,
   startServer,
   stopServer,
+  useOwnCluster,
 } from '../helpers/postgres.js';
-import type { PostgresCluster } from '../helpers/postgres.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
 // A cluster of this file's own: it is stopped and started again, which the run's shared one
 // (other files' databases) must never be.
 describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going away', () => {
-  const root = makeRoot();
-  let cluster: PostgresCluster | undefined;
-  beforeAll(async () => {
-    cluster = await startCluster(join(root, 'data'));
-  });
-  afterAll(() => {
-    try {
-      if (cluster) destroyCluster(cluster);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
-  });
+  const cluster = useOwnCluster();
 
   const tenant = (id: string) => ({ id, name: id, created_at: '2026-01-01T00:00:00.000Z' });
 
   it('fails writes closed while it is down, and takes them again once it is back', async () => {
-    const db = await PostgresDatabase.open({ url: clusterUrl(cluster!, 'postgres'), poolSize: 3 });
+    const db = await PostgresDatabase.open({ url: clusterUrl(cluster(), 'postgres'), poolSize: 3 });
     const codes: string[] = [];
     db.onStorageError((c) => codes.push(c));
     try {
@@ -44,7 +28,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going 
       await insert('before');
       expect(db.storageProblem).toBeNull();
 
-      stopServer(cluster!);
+      stopServer(cluster());
       const refused = await insert('during').then(
         () => undefined,
         (e: unknown) => e,
@@ -64,7 +48,7 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL going 
         );
       expect(isGatehouseError(unread, 'UNAVAILABLE')).toBe(true);
 
-      startServer(cluster!);
+      startServer(cluster());
       // The node recovers without a restart: a probe finds the database again.
       for (let i = 0; i < 100 && db.storageProblem !== null; i++) await sleep(100);
       expect(db.storageProblem).toBeNull();
