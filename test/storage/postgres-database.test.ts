@@ -83,4 +83,60 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgresDatabase'
       await b.close();
     }
   });
+
+  it('never lets a reader skip an event whose transaction commits after one with a later id', async () => {
+    const url = await freshPostgresDatabase();
+    const a = await PostgresDatabase.open({ url, poolSize: 2 });
+    const b = await PostgresDatabase.open({ url, poolSize: 2 });
+    const event = (subject: string) => ({
+      type: 'ToolInvocationCompleted' as const,
+      tenant: 'acme',
+      subject,
+      at: '2026-01-01T00:00:00.000Z',
+      data: {},
+    });
+    try {
+      const feed = new PostgresOutboxFeed(b);
+      // A reader as the event-stream hub is: from its cursor, in id order, all the time.
+      const seen: string[] = [];
+      let cursor = 0;
+      let reading = true;
+      const read = (async () => {
+        while (reading) {
+          for (const e of await feed.since(cursor, 100)) {
+            seen.push(e.subject);
+            cursor = e.seq;
+          }
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+      // Node A takes the first id and holds its transaction open; node B takes the next one.
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let tookId!: () => void;
+      const took = new Promise<void>((r) => (tookId = r));
+      const first = a.write(async (tx) => {
+        await appendLedger(tx, { audit: [], events: [event('first')] });
+        tookId();
+        await held;
+      });
+      await took;
+      const second = b.write((tx) => appendLedger(tx, { audit: [], events: [event('second')] }));
+      // Whatever B may commit meanwhile is read before A commits.
+      await new Promise((r) => setTimeout(r, 300));
+      release();
+      await Promise.all([first, second]);
+      const top = await feed.head();
+      while (cursor < top) await new Promise((r) => setTimeout(r, 5));
+      reading = false;
+      await read;
+      const stored = (await feed.since(0, 10)).map((e) => e.subject);
+      expect(stored.sort()).toEqual(['first', 'second']);
+      // Every stored event reached the reader, in its order of ids.
+      expect(seen).toEqual((await feed.since(0, 10)).map((e) => e.subject));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 });

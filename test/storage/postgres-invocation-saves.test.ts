@@ -74,9 +74,14 @@ describe.skipIf(skipWithout('PostgreSQL', missingPostgres()))('PostgreSQL invoca
         undefined,
         undefined,
       ]);
+      // A batch too big for one statement's parameters is written in several, as one.
+      const many = Array.from({ length: 1000 }, (_, i) => 100 + i);
+      const big = await Promise.all(many.map((n) => store.save(step(record(n)))));
+      expect(big.map((p) => p.index)).toEqual(many.map((_, i) => 26 + i));
+      expect(await store.receipt('acme', record(1099).id)).toEqual({ sealedAt: 1025 });
       // Every stored subtree hash is the one recomputed from the records.
       const verdict = await verifyAuditLog(new PostgresAuditStore(db), 'acme', { keys: [] });
-      expect(verdict).toMatchObject({ ok: true, size: 26 });
+      expect(verdict).toMatchObject({ ok: true, size: 1026 });
     } finally {
       await db.close();
     }

@@ -3,8 +3,8 @@ import type { SubtreeRef } from '../../audit/index.js';
 import type { Transaction } from './group-commit.js';
 
 /**
- * The stored hashes of `refs`, in their order (null where none), in at most two statements
- * whatever their number: the refs go in as arrays that PostgreSQL unnests and looks up by key.
+ * The stored hashes of `refs`, in their order (null where none), in one statement whatever
+ * their number: the refs go in as arrays that PostgreSQL unnests and looks up by key.
  */
 export async function readSubtreeHashes(
   db: Transaction,
@@ -31,25 +31,15 @@ export async function readSubtreeHashes(
   const put = (level: number, index: number, hash: Buffer): void => {
     for (const i of at.get(`${level}/${index}`) ?? []) out[i] = hash;
   };
-  if (levels.length > 0) {
-    const rows = await db
-      .selectFrom('audit_nodes')
-      .select(['level', 'idx', 'hash'])
-      .where('tenant', '=', tenant)
-      .where(
-        sql<boolean>`(level, idx) in (select * from unnest(${levels}::int[], ${nodeIdx}::bigint[]))`,
-      )
-      .execute();
-    for (const r of rows) put(r.level, Number(r.idx), r.hash);
-  }
-  if (leafIdx.length > 0) {
-    const rows = await db
-      .selectFrom('audit_records')
-      .select(['idx', 'leaf_hash'])
-      .where('tenant', '=', tenant)
-      .where(sql<boolean>`idx = any(${leafIdx}::bigint[])`)
-      .execute();
-    for (const r of rows) put(0, Number(r.idx), Buffer.from(r.leaf_hash, 'base64'));
-  }
+  if (levels.length === 0 && leafIdx.length === 0) return out;
+  // One round trip for both kinds: an append reads these while it holds its tenant's tree head.
+  const { rows } = await sql<{ level: number; idx: number; hash: Buffer }>`
+    select level, idx, hash from audit_nodes
+      where tenant = ${tenant}
+        and (level, idx) in (select * from unnest(${levels}::int[], ${nodeIdx}::bigint[]))
+    union all
+    select 0, idx, decode(leaf_hash, 'base64') from audit_records
+      where tenant = ${tenant} and idx = any(${leafIdx}::bigint[])`.execute(db);
+  for (const r of rows) put(Number(r.level), Number(r.idx), r.hash);
   return out;
 }

@@ -19,6 +19,13 @@ const MIGRATION_LOCK = '6761746568';
  * secret version, an MCP server's identity) cannot change before they write, and outbox sequence
  * numbers are handed out in commit order: a reader that saw event n never later finds one below n.
  * Each node's group commit puts all its writes of the moment in one turn.
+ *
+ * What relies on it, beyond the outbox order: the fence of a settling call (its status read, then
+ * written), the next policy and secret versions, one live MCP server per identity, the first
+ * signing key; and the absence of deadlocks: a batch's writes take their tenants' tree heads in the
+ * order the writes were queued, not in tenant order, which is safe only because no other batch
+ * holds any meanwhile. Taking tree heads alone (without this lock) does not lift the turn-taking
+ * for calls of one tenant: the head is held from the append to the commit.
  */
 const WRITE_LOCK = '6761746569';
 /** While the database is out of reach, how often to try whether it answers again. */

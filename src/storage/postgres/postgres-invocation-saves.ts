@@ -2,10 +2,11 @@ import { sql } from 'kysely';
 import type { AuditPosition } from '../../core/index.js';
 import type { InvocationRecord, InvocationStep } from '../../invocation/index.js';
 import { keyTaken, settledMeanwhile } from '../../invocation/index.js';
-import type { Tables } from '../schema/tables.js';
 import { approvalConsumedError, invocationRow } from '../sql/invocation-rows.js';
 import { consumeApproval, insertApproval } from './postgres-approval-store.js';
-import { appendLedger, appendLedgers } from './postgres-ledger.js';
+import { appendLedger, prepareLedgers } from './postgres-ledger.js';
+import { insertSaveRows } from './postgres-save-rows.js';
+import type { InvocationRows } from './postgres-save-rows.js';
 import type { BulkWriter, Settled, Transaction } from './group-commit.js';
 
 /**
@@ -69,60 +70,29 @@ async function saveTogether(
     });
   }
   const live = steps.flatMap((s, i) => (settled[i] === undefined ? [{ s, i }] : []));
-  const positions = await appendLedgers(
+  const ledger = await prepareLedgers(
     tx,
     live.map(({ s }) => s.ledger),
   );
-  const fresh: Tables['invocations'][] = [];
-  const updated: Tables['invocations'][] = [];
-  const receipts: Tables['receipts'][] = [];
+  const rows: InvocationRows = { fresh: [], updated: [], receipts: [] };
   const lasts = live.map(({ s }, k) => {
-    const last = positions[k]![positions[k]!.length - 1];
+    const positions = ledger.positions[k]!;
+    const last = positions[positions.length - 1];
     if (!last) throw new Error('an invocation step must append at least one audit record');
     const record: InvocationRecord = { ...s.record, audit: last };
-    (s.expectedStatus === undefined ? fresh : updated).push(invocationRow(record));
+    (s.expectedStatus === undefined ? rows.fresh : rows.updated).push(invocationRow(record));
     const receipt = s.seal?.(last);
     if (receipt !== undefined)
-      receipts.push({
+      rows.receipts.push({
         invocation_id: record.id,
         tenant: record.tenant,
         envelope: JSON.stringify(receipt),
       });
     return last;
   });
-  if (fresh.length > 0) {
-    // Any unique violation skips its row: a key (or id) already stored goes one by one.
-    const inserted = await tx
-      .insertInto('invocations')
-      .values(fresh)
-      .onConflict((oc) => oc.doNothing())
-      .returning('id')
-      .execute();
-    if (inserted.length !== fresh.length) throw new Error('a new call is stored already');
-  }
-  if (updated.length > 0) {
-    await tx
-      .insertInto('invocations')
-      .values(updated)
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          status: eb.ref('excluded.status'),
-          record: eb.ref('excluded.record'),
-          updated_at: eb.ref('excluded.updated_at'),
-          node: eb.ref('excluded.node'),
-        })),
-      )
-      .execute();
-  }
-  if (receipts.length > 0) {
-    await tx
-      .insertInto('receipts')
-      .values(receipts)
-      .onConflict((oc) =>
-        oc.column('invocation_id').doUpdateSet((eb) => ({ envelope: eb.ref('excluded.envelope') })),
-      )
-      .execute();
-  }
+  // Any unique violation skips its row: a key (or id) already stored goes one by one.
+  if ((await insertSaveRows(tx, ledger, rows)) !== rows.fresh.length)
+    throw new Error('a new call is stored already');
   live.forEach(({ s, i }, k) => {
     s.record.audit = lasts[k]!;
     settled[i] = { ok: true, value: lasts[k]! };

@@ -28,57 +28,89 @@ export async function appendLedger(
 /**
  * Appends the audit records and outbox events of several writes in `tx`, in their order, in a
  * handful of statements whatever their number (a round trip each: a batch of a hundred calls costs
- * as many as one). Each tenant's indices are reserved by advancing its tree head (`audit_heads`)
- * with one upsert, which holds the heads' row locks until commit: appends from any node extend one
- * tree, in turn. Heads are taken in tenant order, so two transactions never wait on each other in
- * a cycle. The subtrees the appends complete are computed here from the siblings stored before
- * (one read) and those completed by earlier records of the same call.
+ * as many as one). See {@link prepareLedgers}.
  * @returns the positions of each entry's audit records, in order.
  */
 export async function appendLedgers(
   tx: Transaction,
   list: readonly LedgerEntries[],
 ): Promise<AuditPosition[][]> {
+  const prepared = await prepareLedgers(tx, list);
+  await insertLedgerRows(tx, prepared);
+  return prepared.positions;
+}
+
+/** The rows of an append (see {@link prepareLedgers}), still to be inserted. */
+export interface LedgerRows {
+  /** The positions of each entry's audit records, in order. */
+  positions: AuditPosition[][];
+  audit: Tables['audit_records'][];
+  nodes: Tables['audit_nodes'][];
+  outbox: Omit<Tables['outbox'], 'seq'>[];
+}
+
+/**
+ * Reserves the indices of the audit records of `list` and computes every row of their append,
+ * inserting nothing: the caller inserts them ({@link insertLedgerRows}, or in a statement of its
+ * own with its other rows) before it commits. Each tenant's indices are reserved by advancing its
+ * tree head (`audit_heads`) with one upsert, which holds the heads' row locks until commit: appends
+ * from any node extend one tree, in turn. Heads are taken in tenant order, so two transactions
+ * never wait on each other in a cycle. The subtrees the appends complete are computed here from
+ * the siblings stored before (one read) and those completed by earlier records of the same call.
+ */
+export async function prepareLedgers(
+  tx: Transaction,
+  list: readonly LedgerEntries[],
+): Promise<LedgerRows> {
   const drafts = list.flatMap((e) => e.audit);
   const next = await advanceHeads(tx, drafts);
   const first = new Map(next);
-  const rows: Tables['audit_records'][] = [];
+  const audit: Tables['audit_records'][] = [];
   const leaves: { tenant: string; index: number; leaf: Buffer }[] = [];
   const positions = list.map((entries) =>
     entries.audit.map((draft): AuditPosition => {
       const index = next.get(draft.tenant)!;
       next.set(draft.tenant, index + 1);
       const { row, leaf } = auditRow(draft, index);
-      rows.push(row);
+      audit.push(row);
       leaves.push({ tenant: draft.tenant, index, leaf });
       return { index, treeSize: index + 1 };
     }),
   );
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+  const nodes = await completedNodes(tx, leaves, first);
+  const outbox = list.flatMap((e) => e.events).map(outboxRow);
+  return { positions, audit, nodes, outbox };
+}
+
+/** Inserts the rows of `rows` in `tx`, a multi-row statement per table (and per thousand rows). */
+export async function insertLedgerRows(tx: Transaction, rows: LedgerRows): Promise<void> {
+  for (let i = 0; i < rows.audit.length; i += ROWS_PER_INSERT) {
     await tx
       .insertInto('audit_records')
-      .values(rows.slice(i, i + ROWS_PER_INSERT))
+      .values(rows.audit.slice(i, i + ROWS_PER_INSERT))
       .execute();
   }
-  const nodes = await completedNodes(tx, leaves, first);
-  for (let i = 0; i < nodes.length; i += ROWS_PER_INSERT) {
+  for (let i = 0; i < rows.nodes.length; i += ROWS_PER_INSERT) {
     await tx
       .insertInto('audit_nodes')
-      .values(nodes.slice(i, i + ROWS_PER_INSERT))
+      .values(rows.nodes.slice(i, i + ROWS_PER_INSERT))
       .execute();
   }
-  const events = list.flatMap((e) => e.events);
-  if (events.length > 0) {
-    for (let i = 0; i < events.length; i += ROWS_PER_INSERT) {
+  if (rows.outbox.length > 0) {
+    for (let i = 0; i < rows.outbox.length; i += ROWS_PER_INSERT) {
       await tx
         .insertInto('outbox')
-        .values(events.slice(i, i + ROWS_PER_INSERT).map(outboxRow))
+        .values(rows.outbox.slice(i, i + ROWS_PER_INSERT))
         .execute();
     }
     // Delivered at commit (once per transaction): other nodes' event streams read the outbox.
-    await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(tx);
+    await notifyOutbox(tx);
   }
-  return positions;
+}
+
+/** Wakes the other nodes' event streams at commit (once per transaction, however many calls). */
+export async function notifyOutbox(tx: Transaction): Promise<void> {
+  await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(tx);
 }
 
 /** Advances the tree head of each tenant of `drafts` by its count; returns each one's first index. */
