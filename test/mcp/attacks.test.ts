@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/mcp/index.js';
+import type { ExecutionResult } from '../../src/invocation/index.js';
+import { collectGarbage } from '../helpers/memory.js';
 import type { FixtureTool } from './mcp-harness.js';
 import { ACTOR, McpHarness, TENANT, until } from './mcp-harness.js';
 
@@ -67,30 +69,57 @@ describe('misbehaving upstreams', () => {
     });
   });
 
-  it('a flood of output is bounded', async () => {
-    h = await McpHarness.open({ maxMessageBytes: 1024 * 1024 }, 64 * 1024);
+  it('100 MB of answers: each cut with the whole kept as an artifact, memory bounded; over the message bound the call fails clearly', async () => {
+    h = await McpHarness.open({ maxMessageBytes: 3 * 1024 * 1024 }, 64 * 1024);
     const up = h.upstream({
       tools: [
-        tool('big', 'flood', { floodBytes: 500_000 }),
-        tool('huge', 'flood', { floodBytes: 3_000_000 }),
+        tool('big', 'flood', { floodBytes: 2_000_000 }),
+        tool('huge', 'flood', { floodBytes: 4_000_000 }),
       ],
     });
     const { descriptors } = await h.ready('flood', up.transport, [
       { tool: 'big', class: 'read', id: 'fixture.big' },
       { tool: 'huge', class: 'workspace-write', id: 'fixture.huge' },
     ]);
-    const big = await h.call(descriptors.big!, {});
-    expect(big.status).toBe('observed');
-    const out = (big as { output: { truncated: { originalBytes: number }; content: unknown } })
-      .output;
-    expect(out.truncated.originalBytes).toBeGreaterThan(500_000);
-    expect(JSON.stringify(out).length).toBeLessThan(64 * 1024);
-    // The whole answer is reported beside the cut one, for the digest of the full output.
-    const full = (big as { full?: unknown }).full;
-    expect(Buffer.byteLength(JSON.stringify(full))).toBe(out.truncated.originalBytes);
-    // Over the message limit the connection is cut: the tool ran, so a write is uncertain.
+    type Cut = {
+      content: unknown;
+      truncated: { originalBytes: number; bytes: number; artifact: string };
+    };
+    const whole = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(2_000_000) }] });
+    const check = (r: ExecutionResult): string => {
+      expect(r.status).toBe('observed');
+      const out = (r as { output: Cut }).output;
+      expect(JSON.stringify(out).length).toBeLessThan(64 * 1024);
+      expect(out.truncated).toMatchObject({ originalBytes: whole.length, bytes: whole.length });
+      // The whole answer is reported beside the cut one, for the digest of the full output.
+      expect(JSON.stringify((r as { full?: unknown }).full)).toBe(whole);
+      return out.truncated.artifact;
+    };
+    // One answer first: the allocator's first-use pools are not growth per answer.
+    const artifact = check(await h.call(descriptors.big!, {}));
+    await collectGarbage();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    try {
+      // 50 × 2 MB = 100 MB through the executor, one call after another, none kept.
+      for (let i = 0; i < 50; i++) expect(check(await h.call(descriptors.big!, {}))).toBe(artifact);
+    } finally {
+      clearInterval(sampler);
+    }
+    await collectGarbage();
+    const growth = process.memoryUsage().rss - before;
+    expect(growth).toBeLessThan(32 * 1024 * 1024);
+    // Between collections garbage piles up, as for shell output; never near what went through.
+    expect(peak - before).toBeLessThan(150 * 1024 * 1024);
+    expect((await h.artifacts.get(artifact))?.toString()).toBe(whole);
+    // Over the message bound the connection is cut: the tool ran, so a write is uncertain, and
+    // the call says why.
     const huge = await h.call(descriptors.huge!, {});
-    expect(huge).toMatchObject({ status: 'uncertain' });
+    expect(huge).toMatchObject({ status: 'uncertain', code: 'UPSTREAM_MESSAGE_TOO_LARGE' });
+    expect((huge as { message: string }).message).toMatch(/3145728-byte bound/);
+    // The server reconnects for the next call.
+    expect((await h.call(descriptors.big!, {})).status).toBe('observed');
   });
 
   it('a killed upstream turns degraded after K probes and active when it is back', async () => {
