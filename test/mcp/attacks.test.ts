@@ -7,6 +7,9 @@ import { collectGarbage } from '../helpers/memory.js';
 import type { FixtureTool } from './mcp-harness.js';
 import { ACTOR, McpHarness, TENANT, until } from './mcp-harness.js';
 
+/** A GitHub token's shape: the known-pattern redactor removes it. */
+const TOKEN = `ghp_${'A1b2C3d4E5'.repeat(3)}A1b2C3`;
+
 let h: McpHarness | undefined;
 afterEach(async () => {
   await h?.close();
@@ -75,11 +78,13 @@ describe('misbehaving upstreams', () => {
       tools: [
         tool('big', 'flood', { floodBytes: 2_000_000 }),
         tool('huge', 'flood', { floodBytes: 4_000_000 }),
+        tool('leak', 'raw', { raw: JSON.stringify(`${'z'.repeat(100_000)} ${TOKEN} end`) }),
       ],
     });
     const { descriptors } = await h.ready('flood', up.transport, [
       { tool: 'big', class: 'read', id: 'fixture.big' },
       { tool: 'huge', class: 'workspace-write', id: 'fixture.huge' },
+      { tool: 'leak', class: 'read', id: 'fixture.leak' },
     ]);
     type Cut = {
       content: unknown;
@@ -113,6 +118,13 @@ describe('misbehaving upstreams', () => {
     // Between collections garbage piles up, as for shell output; never near what went through.
     expect(peak - before).toBeLessThan(150 * 1024 * 1024);
     expect((await h.artifacts.get(artifact))?.toString()).toBe(whole);
+    // The artifact of a cut answer is redacted as it is spooled: a secret in it is gone.
+    const leak = (await h.call(descriptors.leak!, {})) as { output: Cut };
+    const kept = (await h.artifacts.get(leak.output.truncated.artifact))!.toString();
+    expect(kept).toMatch(
+      /^\{"content":\[\],"structuredContent":\{"value":"z{100000} \[REDACTED:[a-z-]+\] end"\}\}$/,
+    );
+    expect(kept).not.toContain(TOKEN);
     // Over the message bound the connection is cut: the tool ran, so a write is uncertain, and
     // the call says why.
     const huge = await h.call(descriptors.huge!, {});
