@@ -171,6 +171,7 @@ async function run(
     ...(o.headers ? { headers: o.headers } : {}),
     onEgress: (decision) => decisions.push(decision),
     capture: () => new OutputCapture(artifacts, redactor.stream(), 4096),
+    redact: (value) => redactor.redactJson(value).value,
     redactAlso: () => {},
   };
   // The executor reports facts; the pipeline's one rule decides the outcome.

@@ -78,13 +78,16 @@ describe('misbehaving upstreams', () => {
       tools: [
         tool('big', 'flood', { floodBytes: 2_000_000 }),
         tool('huge', 'flood', { floodBytes: 4_000_000 }),
-        tool('leak', 'raw', { raw: JSON.stringify(`${'z'.repeat(100_000)} ${TOKEN} end`) }),
+        tool('EDGE', 'env'),
       ],
     });
-    const { descriptors } = await h.ready('flood', up.transport, [
+    // The env tool answers `the variable holds ` and this: a token across the cut, 32 768 bytes in.
+    const edge = `${'z'.repeat(32_768 - 19 - 11)} ${TOKEN} ${'y'.repeat(40_000)}`;
+    const transport = { ...up.transport, env: { EDGE: edge } };
+    const { descriptors } = await h.ready('flood', transport, [
       { tool: 'big', class: 'read', id: 'fixture.big' },
       { tool: 'huge', class: 'workspace-write', id: 'fixture.huge' },
-      { tool: 'leak', class: 'read', id: 'fixture.leak' },
+      { tool: 'EDGE', class: 'read', id: 'fixture.edge' },
     ]);
     type Cut = {
       content: unknown;
@@ -118,13 +121,16 @@ describe('misbehaving upstreams', () => {
     // Between collections garbage piles up, as for shell output; never near what went through.
     expect(peak - before).toBeLessThan(150 * 1024 * 1024);
     expect((await h.artifacts.get(artifact))?.toString()).toBe(whole);
-    // The artifact of a cut answer is redacted as it is spooled: a secret in it is gone.
-    const leak = (await h.call(descriptors.leak!, {})) as { output: Cut };
-    const kept = (await h.artifacts.get(leak.output.truncated.artifact))!.toString();
-    expect(kept).toMatch(
-      /^\{"content":\[\],"structuredContent":\{"value":"z{100000} \[REDACTED:[a-z-]+\] end"\}\}$/,
-    );
-    expect(kept).not.toContain(TOKEN);
+    // A secret is removed before the answer is cut (no half of it stays in what the agent sees),
+    // and from the artifact as it is spooled.
+    const cutEdge = (await h.call(descriptors.EDGE!, { name: 'EDGE' })) as {
+      output: Cut & { content: { text: string }[] };
+    };
+    expect(cutEdge.output.content[0]!.text).toMatch(/^the variable holds z+ \[REDACTED:/);
+    expect(JSON.stringify(cutEdge.output)).not.toContain('ghp_');
+    const kept = (await h.artifacts.get(cutEdge.output.truncated.artifact))!.toString();
+    expect(kept).toContain(`z [REDACTED:`);
+    expect(kept).not.toContain('ghp_');
     // Over the message bound the connection is cut: the tool ran, so a write is uncertain, and
     // the call says why.
     const huge = await h.call(descriptors.huge!, {});

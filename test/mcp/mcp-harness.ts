@@ -172,6 +172,7 @@ export class McpHarness {
       signal: o.signal ?? new AbortController().signal,
       timeoutMs: o.timeoutMs ?? 5_000,
       capture: () => new OutputCapture(this.artifacts, patternRedactor().stream(), 4096),
+      redact: (value) => patternRedactor().redactJson(value).value,
       redactAlso: () => {},
       ...(o.caller ? { caller: o.caller } : {}),
     };

@@ -128,7 +128,8 @@ export class McpExecutor implements Executor {
     const whole = await spoolAnswer(json, req.capture());
     // Redaction shrank it to what the capture holds in memory: the sanitize stage bounds it.
     if (!whole.truncated) return { output: out };
-    const cut = boundOutput(out, this.maxOutputBytes, json.length);
+    // Cut what the agent may see, never the raw answer: a secret cut in half would stay.
+    const cut = boundOutput(req.redact(out), this.maxOutputBytes, json.length);
     const truncated = { ...(cut.truncated as object), ...cutNote(whole) };
     return { output: { ...cut, truncated }, full: out };
   }
