@@ -8,6 +8,7 @@
  *   BENCH_ONLY=browser npm run bench   (only the browser and computer-use rows: browser.ts)
  *   BENCH_ONLY=postgres npm run bench  (REST on SQLite and on PostgreSQL, 1 and 2 nodes: postgres.ts)
  *   BENCH_ONLY=studio npm run bench    (only the Studio's first-view rows: studio.ts)
+ *   BENCH_ONLY=memory npm run bench    (only 100 MB through shell, MCP and HTTP: memory.ts)
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ import {
 import { targetLines } from './targets.js';
 import { httpBench } from './http.js';
 import { mcpBench } from './mcp.js';
+import { memoryBench, memoryRows, memoryTargetLine } from './memory.js';
 import {
   browserRows,
   loadMs,
@@ -181,6 +183,7 @@ async function main(): Promise<void> {
 
     const mcp = await mcpBench(join(root, 'mcp'), children, MCP_CALLS, MCP_WARMUP);
     const http = await httpBench(join(root, 'http'), HTTP_CALLS, HTTP_WARMUP);
+    const memory = await memoryBench(join(root, 'memory'));
     const studio = await studioBench(join(root, 'studio'), STUDIO_VIEWS);
     const browser = await browserBench(
       join(root, 'browser'),
@@ -285,6 +288,7 @@ async function main(): Promise<void> {
         `${HTTP_CALLS} calls, sequential`,
       ),
     );
+    rows.push(...memoryRows(memory));
     rows.push(...studioRows(studio, STUDIO_VIEWS));
     rows.push(...browserRows(browser, browserShape));
     if ('skipped' in sandboxed) {
@@ -362,6 +366,7 @@ async function main(): Promise<void> {
         rest,
         mcp,
         sandbox: sandboxed,
+        memory,
       })
         .map((l) => `  ${l}\n`)
         .join('')}`,
@@ -426,12 +431,28 @@ async function postgresOnly(): Promise<void> {
   }
 }
 
+/** `BENCH_ONLY=memory`: only the memory rows (100 MB through shell, MCP, HTTP) and target 6. */
+async function memoryOnly(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
+  try {
+    const memory = await memoryBench(join(root, 'memory'));
+    process.stdout.write(
+      `Gatehouse bench (BENCH_ONLY=memory) — node ${process.version}, ${cpus().length} CPUs\n\n` +
+        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], memoryRows(memory))}\n` +
+        `${memoryTargetLine(memory)}\n`,
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 const auditScale = auditScaleOptions(process.argv);
 const only = process.env.BENCH_ONLY;
 const alone: Record<string, () => Promise<void>> = {
   browser: browserOnly,
   studio: studioOnly,
   postgres: postgresOnly,
+  memory: memoryOnly,
 };
 if (only !== undefined && !(only in alone))
   throw new Error(

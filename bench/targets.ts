@@ -3,6 +3,8 @@
  * whether it is met: the lines the bench's summary ends with.
  */
 import type { LoadResult } from './load.js';
+import { memoryTargetLine } from './memory.js';
+import type { MemoryBench } from './memory.js';
 import type { Timing } from './measure.js';
 import { ms, whole } from './rows.js';
 
@@ -18,6 +20,8 @@ export interface TargetInputs {
   sandbox:
     | { governed: Timing; governedConcurrent: Timing; bare: Timing; bareConcurrent: Timing }
     | { skipped: string };
+  /** Gateway RSS growth for 100 MB of output through the shell, MCP and HTTP executors. */
+  memory: MemoryBench;
 }
 
 const verdict = (met: boolean): string => (met ? 'met' : 'missed');
@@ -43,7 +47,7 @@ export function targetLines(t: TargetInputs): string[] {
   }
   lines.push(
     '5. audit proofs < 1 ms at 1,000,000 records: measured by `npm run bench -- --audit-scale`',
-    '6. gateway RSS growth < 32 MB for 100 MB of output: not in this run; tests check shell (100 MB, sandbox-calls) and HTTP (20 MB, http-executor), not MCP',
+    memoryTargetLine(t.memory),
   );
   return lines;
 }

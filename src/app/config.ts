@@ -83,7 +83,11 @@ export interface GatewayConfig {
 export type ConfigFlags = Partial<
   Omit<GatewayConfig, 'limits' | 'streams' | 'reach' | 'tls' | 'node' | 'mcp'>
 > & {
-  mcp?: { forwarding?: Partial<McpForwardingConfig>; streams?: Partial<McpStreamLimits> };
+  mcp?: {
+    forwarding?: Partial<McpForwardingConfig>;
+    streams?: Partial<McpStreamLimits>;
+    maxMessageBytes?: number;
+  };
   limits?: Partial<ServerLimits>;
   node?: Partial<NodeConfig>;
   streams?: Partial<StreamLimits>;

@@ -265,6 +265,7 @@ export class Gateway {
           { path: config.sandbox.root, name: 'the sandbox root (the workspaces)' },
         ],
         connectHttp: (url) => egress.connect(url),
+        maxMessageBytes: config.mcp.maxMessageBytes,
         // One set of leases per upstream connection, ended when the connection closes (a
         // reconnect issues fresh ones); the values never reach the server record or a log.
         issueCredentials: async (tenant, serverId, needs) => {

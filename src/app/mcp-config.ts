@@ -13,14 +13,26 @@ export interface McpConfig {
   forwarding: McpForwardingConfig;
   /** What each session keeps of its streams for `Last-Event-ID` replay. */
   streams: McpStreamLimits;
+  /**
+   * Largest single message taken from an upstream (a stdio line, an HTTP answer or one event of
+   * its stream): the SDK holds a whole message in memory, so this bounds what one upstream costs.
+   */
+  maxMessageBytes: number;
 }
+
+/** The default of {@link McpConfig.maxMessageBytes}: room for a 4 MiB answer. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * The MCP settings: `flags`, then `GATEHOUSE_MCP_*` variables, then the defaults. Each is a
  * positive integer. @throws GatehouseError INVALID_INPUT naming a bad setting.
  */
 export function loadMcpConfig(
-  flags: { forwarding?: Partial<McpForwardingConfig>; streams?: Partial<McpStreamLimits> },
+  flags: {
+    forwarding?: Partial<McpForwardingConfig>;
+    streams?: Partial<McpStreamLimits>;
+    maxMessageBytes?: number;
+  },
   env: NodeJS.ProcessEnv,
 ): McpConfig {
   const read = (flag: number | undefined, name: string, fallback: number): number => {
@@ -48,5 +60,10 @@ export function loadMcpConfig(
       bytes: read(s.bytes, 'GATEHOUSE_MCP_STREAM_BYTES', ds.bytes),
       ttlMs: read(s.ttlMs, 'GATEHOUSE_MCP_STREAM_TTL_MS', ds.ttlMs),
     },
+    maxMessageBytes: read(
+      flags.maxMessageBytes,
+      'GATEHOUSE_MCP_MAX_MESSAGE_BYTES',
+      DEFAULT_MAX_MESSAGE_BYTES,
+    ),
   };
 }

@@ -66,6 +66,12 @@ export interface ExecutionRequest {
    * own credentials. Never stored.
    */
   redactAlso: (values: BrokeredValue[], redactor?: Redactor) => void;
+  /**
+   * The call's redactor over a JSON value (its credentials, those `redactAlso` added, known secret
+   * shapes), for an executor that cuts output itself: cut after redaction, or a secret cut in half
+   * at the bound is no longer found by the sanitize stage. What it removes joins the record's.
+   */
+  redact: <T>(value: T) => T;
   /** The caller's live channel, when the caller waits on one (see {@link CallerChannel}). */
   caller?: CallerChannel;
   /** Records a request the tool sent its caller (through `caller.ask`, or refused) in the trace. */

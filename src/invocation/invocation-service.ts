@@ -284,6 +284,7 @@ export class InvocationService {
       cleanup: [],
       pendingAudit: [],
       captures: [],
+      executorRemovals: [],
       egress: [],
       savedTrace: record.trace.length,
       ...(telemetry ? { telemetry } : {}),

@@ -29,6 +29,28 @@ export interface CapturedStream {
   raw: string | { sha256: string; bytes: number };
 }
 
+/** How a cut output is described in the tool's output: its size and where it is kept whole. */
+export interface CutNote {
+  /** Bytes the (redacted) output had in all. */
+  bytes: number;
+  /** SHA-256 of the artifact holding it (whole, or its first `artifactBytes`). */
+  artifact?: string;
+  /** Bytes the artifact holds, when a flood outgrew the artifact's bound too. */
+  artifactBytes?: number;
+}
+
+/**
+ * The note of a cut stream, one shape for every executor (shell streams, an HTTP body, an MCP
+ * answer), so an agent finds a cut output's artifact the same way whatever tool it called.
+ */
+export function cutNote(s: CapturedStream): CutNote {
+  return {
+    bytes: s.bytes,
+    ...(s.artifact !== undefined ? { artifact: s.artifact } : {}),
+    ...(s.artifactBytes !== undefined ? { artifactBytes: s.artifactBytes } : {}),
+  };
+}
+
 /**
  * Captures one output stream of a tool: every chunk is redacted first, the first `maxBytes` are
  * kept in memory, and up to `maxArtifactBytes` are spooled to an artifact so a cut output stays on

@@ -1,6 +1,6 @@
 import type { AuditRecordDraft, Environment, SideEffectClass } from '../core/index.js';
 import type { Approval } from '../approvals/index.js';
-import type { IssuedCredentials, Redactor } from '../secrets/index.js';
+import type { IssuedCredentials, Redactor, Removal } from '../secrets/index.js';
 import type { HeldLease } from './sandbox-leases.js';
 import type { OutputCapture } from './output-capture.js';
 import type { Principal } from '../tenancy/index.js';
@@ -46,6 +46,8 @@ export interface PipelineContext {
   markQueued: () => Promise<void>;
   /** The output captures the executor made (their redactions join the record's). */
   captures: OutputCapture[];
+  /** What the executor's own redaction removed (`ExecutionRequest.redact`); joins the record's. */
+  executorRemovals: Removal[];
   /** How many trace entries are already stored (0 for a call never recorded). */
   savedTrace: number;
   /** What to undo when the call ends, however it ends (revoke, release, remove). */

@@ -43,7 +43,10 @@ export interface McpServiceOptions {
   /** First reconnect backoff; doubles up to `maxBackoffMs`. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
-  /** Largest single message accepted from a stdio upstream (default 4 MiB). */
+  /**
+   * Largest single message accepted from an upstream, a stdio line or one message of an HTTP
+   * answer (default 4 MiB); a bigger one closes the connection and fails the calls on it.
+   */
   maxMessageBytes?: number;
   /**
    * Issues the credentials a server's transport declares, for one connection, as broker leases

@@ -45,16 +45,19 @@ describe('configuration from the environment', () => {
     expect(load({ GATEHOUSE_NODE_GRACE_MS: '30s' })).toThrow(/GATEHOUSE_NODE_GRACE_MS must be/);
   });
 
-  it('reads the MCP forwarding and stream bounds, defaulting each, and refuses zero', () => {
+  it('reads the MCP forwarding, stream and message bounds, defaulting each, and refuses zero', () => {
     const config = load({
       GATEHOUSE_MCP_FORWARD_MAX_BYTES: '2048',
       GATEHOUSE_MCP_FORWARD_MAX_PER_CALL: '2',
       GATEHOUSE_MCP_STREAM_TTL_MS: '1000',
+      GATEHOUSE_MCP_MAX_MESSAGE_BYTES: '1048576',
     })();
     expect(config.mcp).toEqual({
       forwarding: { maxBytes: 2048, maxPerCall: 2, timeoutMs: 60_000 },
       streams: { events: 256, bytes: 1024 * 1024, ttlMs: 1000 },
+      maxMessageBytes: 1024 * 1024,
     });
+    expect(load({})().mcp.maxMessageBytes).toBe(4 * 1024 * 1024);
     expect(load({ GATEHOUSE_MCP_FORWARD_TIMEOUT_MS: '0' })).toThrow(
       /GATEHOUSE_MCP_FORWARD_TIMEOUT_MS must be a positive integer; got 0/,
     );

@@ -4,8 +4,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -18,6 +16,7 @@ import type { ExecutionRequest, ExecutionResult } from '../../src/invocation/ind
 import { Redactor } from '../../src/secrets/index.js';
 import { FileArtifactStore } from '../../src/storage/index.js';
 import type { ToolDescriptor } from '../../src/tools/index.js';
+import { collectGarbage } from '../helpers/memory.js';
 
 const SECRET = 'tok-9f8e7d6c5b4a39281706f5e4d3c2b1a0';
 const BIG = 20 * 1024 * 1024;
@@ -172,6 +171,7 @@ async function run(
     ...(o.headers ? { headers: o.headers } : {}),
     onEgress: (decision) => decisions.push(decision),
     capture: () => new OutputCapture(artifacts, redactor.stream(), 4096),
+    redact: (value) => redactor.redactJson(value).value,
     redactAlso: () => {},
   };
   // The executor reports facts; the pipeline's one rule decides the outcome.
@@ -429,16 +429,6 @@ describe('the http executor', () => {
     expect(createHash('sha256').update(whole!).digest('hex')).toBe(expected.digest('hex'));
   });
 });
-
-/** Runs a full garbage collection (V8's gc(), made reachable for this process). */
-async function collectGarbage(): Promise<void> {
-  setFlagsFromString('--expose-gc');
-  const gc = runInNewContext('gc') as () => void;
-  // Twice, a turn apart: buffers whose memory is freed by a callback go in the second.
-  gc();
-  await new Promise((ok) => setImmediate(ok));
-  gc();
-}
 
 /** A loopback server in a child process that answers every request with {@link BIG} bytes. */
 async function floodServer(): Promise<{ port: number } & AsyncDisposable> {

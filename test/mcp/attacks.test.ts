@@ -2,8 +2,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { processAlive } from '../../src/mcp/index.js';
+import type { ExecutionResult } from '../../src/invocation/index.js';
+import { collectGarbage } from '../helpers/memory.js';
 import type { FixtureTool } from './mcp-harness.js';
 import { ACTOR, McpHarness, TENANT, until } from './mcp-harness.js';
+
+/** A GitHub token's shape: the known-pattern redactor removes it. */
+const TOKEN = `ghp_${'A1b2C3d4E5'.repeat(3)}A1b2C3`;
 
 let h: McpHarness | undefined;
 afterEach(async () => {
@@ -67,30 +72,72 @@ describe('misbehaving upstreams', () => {
     });
   });
 
-  it('a flood of output is bounded', async () => {
-    h = await McpHarness.open({ maxMessageBytes: 1024 * 1024 }, 64 * 1024);
+  it('100 MB of answers: each cut with the whole kept as an artifact, memory bounded; over the message bound the call fails clearly', async () => {
+    h = await McpHarness.open({ maxMessageBytes: 3 * 1024 * 1024 }, 64 * 1024);
     const up = h.upstream({
       tools: [
-        tool('big', 'flood', { floodBytes: 500_000 }),
-        tool('huge', 'flood', { floodBytes: 3_000_000 }),
+        tool('big', 'flood', { floodBytes: 2_000_000 }),
+        tool('huge', 'flood', { floodBytes: 4_000_000 }),
+        tool('EDGE', 'env'),
       ],
     });
-    const { descriptors } = await h.ready('flood', up.transport, [
+    // The env tool answers `the variable holds ` and this: a token across the cut, 32 768 bytes in.
+    const edge = `${'z'.repeat(32_768 - 19 - 11)} ${TOKEN} ${'y'.repeat(40_000)}`;
+    const transport = { ...up.transport, env: { EDGE: edge } };
+    const { descriptors } = await h.ready('flood', transport, [
       { tool: 'big', class: 'read', id: 'fixture.big' },
       { tool: 'huge', class: 'workspace-write', id: 'fixture.huge' },
+      { tool: 'EDGE', class: 'read', id: 'fixture.edge' },
     ]);
-    const big = await h.call(descriptors.big!, {});
-    expect(big.status).toBe('observed');
-    const out = (big as { output: { truncated: { originalBytes: number }; content: unknown } })
-      .output;
-    expect(out.truncated.originalBytes).toBeGreaterThan(500_000);
-    expect(JSON.stringify(out).length).toBeLessThan(64 * 1024);
-    // The whole answer is reported beside the cut one, for the digest of the full output.
-    const full = (big as { full?: unknown }).full;
-    expect(Buffer.byteLength(JSON.stringify(full))).toBe(out.truncated.originalBytes);
-    // Over the message limit the connection is cut: the tool ran, so a write is uncertain.
+    type Cut = {
+      content: unknown;
+      truncated: { originalBytes: number; bytes: number; artifact: string };
+    };
+    const whole = JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(2_000_000) }] });
+    const check = (r: ExecutionResult): string => {
+      expect(r.status).toBe('observed');
+      const out = (r as { output: Cut }).output;
+      expect(JSON.stringify(out).length).toBeLessThan(64 * 1024);
+      expect(out.truncated).toMatchObject({ originalBytes: whole.length, bytes: whole.length });
+      // The whole answer is reported beside the cut one, for the digest of the full output.
+      expect(JSON.stringify((r as { full?: unknown }).full)).toBe(whole);
+      return out.truncated.artifact;
+    };
+    // One answer first: the allocator's first-use pools are not growth per answer.
+    const artifact = check(await h.call(descriptors.big!, {}));
+    await collectGarbage();
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+    try {
+      // 50 × 2 MB = 100 MB through the executor, one call after another, none kept.
+      for (let i = 0; i < 50; i++) expect(check(await h.call(descriptors.big!, {}))).toBe(artifact);
+    } finally {
+      clearInterval(sampler);
+    }
+    await collectGarbage();
+    const growth = process.memoryUsage().rss - before;
+    expect(growth).toBeLessThan(32 * 1024 * 1024);
+    // Between collections garbage piles up, as for shell output; never near what went through.
+    expect(peak - before).toBeLessThan(150 * 1024 * 1024);
+    expect((await h.artifacts.get(artifact))?.toString()).toBe(whole);
+    // A secret is removed before the answer is cut (no half of it stays in what the agent sees),
+    // and from the artifact as it is spooled.
+    const cutEdge = (await h.call(descriptors.EDGE!, { name: 'EDGE' })) as {
+      output: Cut & { content: { text: string }[] };
+    };
+    expect(cutEdge.output.content[0]!.text).toMatch(/^the variable holds z+ \[REDACTED:/);
+    expect(JSON.stringify(cutEdge.output)).not.toContain('ghp_');
+    const kept = (await h.artifacts.get(cutEdge.output.truncated.artifact))!.toString();
+    expect(kept).toContain(`z [REDACTED:`);
+    expect(kept).not.toContain('ghp_');
+    // Over the message bound the connection is cut: the tool ran, so a write is uncertain, and
+    // the call says why.
     const huge = await h.call(descriptors.huge!, {});
-    expect(huge).toMatchObject({ status: 'uncertain' });
+    expect(huge).toMatchObject({ status: 'uncertain', code: 'UPSTREAM_MESSAGE_TOO_LARGE' });
+    expect((huge as { message: string }).message).toMatch(/3145728-byte bound/);
+    // The server reconnects for the next call.
+    expect((await h.call(descriptors.big!, {})).status).toBe('observed');
   });
 
   it('a killed upstream turns degraded after K probes and active when it is back', async () => {

@@ -52,6 +52,7 @@ describe('server-everything over Streamable HTTP', () => {
     h = await McpHarness.open({
       failuresToDegrade: 2,
       requestTimeoutMs: 2_000,
+      maxMessageBytes: 256 * 1024,
       checkUrl: (url) => egress.check(url),
       connectHttp: (url) => egress.connect(url),
     });
@@ -67,6 +68,12 @@ describe('server-everything over Streamable HTTP', () => {
       status: 'observed',
       output: { content: [{ type: 'text', text: 'Echo: over http' }] },
     });
+    // An answer event over the message bound: the connection is closed and the call says why;
+    // the next call connects afresh.
+    const tooLarge = await h.call(descriptors.echo!, { message: 'y'.repeat(300_000) });
+    expect(tooLarge).toMatchObject({ status: 'failed', code: 'UPSTREAM_MESSAGE_TOO_LARGE' });
+    expect((tooLarge as { message: string }).message).toMatch(/over the 262144-byte bound/);
+    expect((await h.call(descriptors.echo!, { message: 'again' })).status).toBe('observed');
 
     // Two calls in flight on the one connection, each asked back by the server: each request came
     // on its call's own answer stream, so each goes to its own caller (neither answers until both

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SequentialIds, systemClock } from '../../src/core/index.js';
 import type { AuditRecord, SideEffectClass, StoredEvent } from '../../src/core/index.js';
-import { judgeExecution } from '../../src/invocation/index.js';
+import { OutputCapture, judgeExecution } from '../../src/invocation/index.js';
 import type {
   CallerChannel,
   ExecutionRequest,
@@ -13,7 +13,9 @@ import { McpExecutor } from '../../src/executors/index.js';
 import { McpService } from '../../src/mcp/index.js';
 import type { McpServiceOptions } from '../../src/mcp/index.js';
 import type { ToolDescriptor } from '../../src/tools/index.js';
+import { patternRedactor } from '../../src/secrets/index.js';
 import {
+  FileArtifactStore,
   SqliteAuditStore,
   SqliteDatabase,
   SqliteMcpStore,
@@ -65,6 +67,8 @@ export class McpHarness {
   db!: SqliteDatabase;
   mcp!: McpService;
   executor!: McpExecutor;
+  /** Where the calls' cut answers are kept whole. */
+  readonly artifacts = new FileArtifactStore(join(this.dir, 'artifacts'));
   private fixture: string | null = null;
   private configs = 0;
 
@@ -167,9 +171,8 @@ export class McpHarness {
       effectiveClass: o.class ?? descriptor.sideEffect.class,
       signal: o.signal ?? new AbortController().signal,
       timeoutMs: o.timeoutMs ?? 5_000,
-      capture: () => {
-        throw new Error('the mcp executor captures no streams');
-      },
+      capture: () => new OutputCapture(this.artifacts, patternRedactor().stream(), 4096),
+      redact: (value) => patternRedactor().redactJson(value).value,
       redactAlso: () => {},
       ...(o.caller ? { caller: o.caller } : {}),
     };

@@ -1,4 +1,5 @@
-import type { CapturedStream, OutputCapture } from '../../invocation/index.js';
+import { cutNote } from '../../invocation/index.js';
+import type { CapturedStream, CutNote, OutputCapture } from '../../invocation/index.js';
 
 /** Response headers a tool's output shows; the rest (cookies, server details) stay out. */
 export const SAFE_RESPONSE_HEADERS = [
@@ -22,7 +23,7 @@ export interface HttpOutput {
   /** Parsed JSON when the response is JSON and whole; else its text (cut at the bound); null without a body. */
   body: unknown;
   /** When the body was cut: its size and the artifact holding it whole. */
-  bodyTruncated?: { bytes: number; artifact?: string; artifactBytes?: number };
+  bodyTruncated?: CutNote;
 }
 
 /** The body as read: captured (redacted, bounded, spooled) and whether it arrived whole. */
@@ -67,11 +68,7 @@ export function httpOutput(
   const json = /\bjson\b/i.test(headers['content-type'] ?? '');
   if (body.truncated) {
     output.body = body.text;
-    output.bodyTruncated = {
-      bytes: body.bytes,
-      ...(body.artifact === undefined ? {} : { artifact: body.artifact }),
-      ...(body.artifactBytes === undefined ? {} : { artifactBytes: body.artifactBytes }),
-    };
+    output.bodyTruncated = cutNote(body);
     return { output, full: { ...output, body: body.raw } };
   }
   output.body = json ? parseOr(body.text) : body.text;

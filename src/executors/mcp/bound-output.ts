@@ -4,10 +4,14 @@ import { utf8Prefix } from '../../core/index.js';
  * An MCP tool's output whose JSON is over `max` bytes (UTF-8), cut to fit: text content is cut
  * (never inside a character) and other content dropped once half of `max` is spent, structured
  * content is dropped, and `truncated` says how large it was and how much content is kept. An
- * output within `max` is returned as it is.
+ * output within `max` is returned as it is. `size` is the output's JSON size when the caller
+ * has it already (a large answer is not serialized twice).
  */
-export function boundOutput(out: Record<string, unknown>, max: number): Record<string, unknown> {
-  const size = Buffer.byteLength(JSON.stringify(out));
+export function boundOutput(
+  out: Record<string, unknown>,
+  max: number,
+  size = Buffer.byteLength(JSON.stringify(out)),
+): Record<string, unknown> {
   if (size <= max) return out;
   let budget = Math.floor(max / 2);
   const content = (out.content as Record<string, unknown>[]).flatMap((c) => {

@@ -8,6 +8,8 @@ import type {
 import type { ToolDescriptor } from '../../tools/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { boundOutput } from './bound-output.js';
+import { spoolAnswer } from './spool-answer.js';
+import { cutNote } from '../../invocation/index.js';
 import { DEFAULT_FORWARDING, forwardRequests } from './forwarded-requests.js';
 import type { ForwardingBounds } from './forwarded-requests.js';
 import { mcpExecution } from '../../mcp/index.js';
@@ -16,7 +18,10 @@ import type { McpService, UpstreamCallOutcome } from '../../mcp/index.js';
 /** Options of the {@link McpExecutor}. */
 export interface McpExecutorOptions {
   mcp: McpService;
-  /** Largest output kept, in bytes of JSON; longer text is cut and the output says so. */
+  /**
+   * Largest output kept, in bytes of JSON; longer text is cut, the output says so, and the whole
+   * answer (redacted) is kept as an artifact.
+   */
   maxOutputBytes?: number;
   /** Bounds of the sampling and elicitation requests an upstream sends a call's caller. */
   forwarding?: Partial<ForwardingBounds>;
@@ -66,16 +71,19 @@ export class McpExecutor implements Executor {
       ...(req.caller?.progress ? { onProgress: req.caller.progress } : {}),
       onRequest: forwardRequests(req, this.forwarding),
     });
-    return this.report(outcome);
+    return this.report(outcome, req);
   }
 
-  private report(outcome: UpstreamCallOutcome): ExecutionReport {
+  private async report(
+    outcome: UpstreamCallOutcome,
+    req: ExecutionRequest,
+  ): Promise<ExecutionReport> {
     switch (outcome.kind) {
       case 'result': {
         // The upstream's JSON, parsed by the SDK: what canonical JSON cannot hold (a number that
         // overflowed to Infinity, nesting past the bound) cannot be recorded or digested.
         const problem = jsonValueProblem(outcome.result);
-        if (!problem) return { status: 'observed', ...this.output(outcome.result) };
+        if (!problem) return { status: 'observed', ...(await this.output(outcome.result, req)) };
         return {
           status: 'stopped',
           code: 'UPSTREAM_INVALID_ANSWER',
@@ -99,10 +107,15 @@ export class McpExecutor implements Executor {
   }
 
   /**
-   * The result's content (and structured content), bounded; a tool error says it is one. When the
-   * bound cut it, the whole is reported as `full`, for the digest of the full output.
+   * The result's content (and structured content), bounded; a tool error says it is one. An
+   * answer over the bound is cut and, like a shell tool's stdout, kept whole as an artifact
+   * (redacted as it is spooled) that the cut output names; the whole is reported as `full`, for the
+   * digest of the full output.
    */
-  private output(r: CallToolResult): { output: unknown; full?: unknown } {
+  private async output(
+    r: CallToolResult,
+    req: ExecutionRequest,
+  ): Promise<{ output: unknown; full?: unknown }> {
     const out: Record<string, unknown> = {};
     if (r.isError === true) {
       out.isError = true;
@@ -110,8 +123,15 @@ export class McpExecutor implements Executor {
     }
     out.content = r.content;
     if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-    const bounded = boundOutput(out, this.maxOutputBytes);
-    return bounded === out ? { output: out } : { output: bounded, full: out };
+    const json = Buffer.from(JSON.stringify(out));
+    if (json.length <= this.maxOutputBytes) return { output: out };
+    const whole = await spoolAnswer(json, req.capture());
+    // Redaction shrank it to what the capture holds in memory: the sanitize stage bounds it.
+    if (!whole.truncated) return { output: out };
+    // Cut what the agent may see, never the raw answer: a secret cut in half would stay.
+    const cut = boundOutput(req.redact(out), this.maxOutputBytes, json.length);
+    const truncated = { ...(cut.truncated as object), ...cutNote(whole) };
+    return { output: { ...cut, truncated }, full: out };
   }
 }
 

@@ -1,11 +1,10 @@
 import type {
-  CapturedStream,
   ExecutionReport,
   ExecutionRequest,
   Executor,
   LeaseNeed,
 } from '../../invocation/index.js';
-import { abortCode } from '../../invocation/index.js';
+import { abortCode, cutNote } from '../../invocation/index.js';
 import type { Sandbox } from '../../sandbox/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import { fillTemplate, templateProblem } from './argv-template.js';
@@ -116,8 +115,8 @@ export class ShellExecutor implements Executor {
       exitCode: result.exitCode,
       stdout: out.text,
       stderr: err.text,
-      ...(out.truncated ? { stdoutTruncated: cut(out) } : {}),
-      ...(err.truncated ? { stderrTruncated: cut(err) } : {}),
+      ...(out.truncated ? { stdoutTruncated: cutNote(out) } : {}),
+      ...(err.truncated ? { stderrTruncated: cutNote(err) } : {}),
       usage: result.usage,
       durationMs: result.durationMs,
     };
@@ -161,16 +160,4 @@ export class ShellExecutor implements Executor {
 /** A call that ended before the tool ran: nothing took effect. */
 function notRun(code: string, message: string): ExecutionReport {
   return { status: 'stopped', code, message, effectMayHaveStarted: false };
-}
-
-/**
- * How a cut stream is described in the output: its size and artifact, and when a flood outgrew
- * the artifact's bound too, how many of its bytes the artifact keeps.
- */
-function cut(s: CapturedStream): { bytes: number; artifact?: string; artifactBytes?: number } {
-  return {
-    bytes: s.bytes,
-    ...(s.artifact !== undefined ? { artifact: s.artifact } : {}),
-    ...(s.artifactBytes !== undefined ? { artifactBytes: s.artifactBytes } : {}),
-  };
 }

@@ -65,6 +65,11 @@ export async function executeStage(
         ctx.captures.push(c);
         return c;
       },
+      redact: (value) => {
+        const r = ctx.redactor.redactJson(value);
+        ctx.executorRemovals.push(...r.removals);
+        return r.value;
+      },
       redactAlso: (values, redactor) => {
         // The connection's secrets join the call's, so sanitizing removes them from output and errors.
         if (values.length === 0) return;

@@ -63,7 +63,12 @@ export async function sanitizeStage(
   }
   const removals = view.removals;
   const tally = new RemovalTally();
-  for (const r of [...record.redactions, ...removals, ...ctx.captures.flatMap((c) => c.removals())])
+  for (const r of [
+    ...record.redactions,
+    ...removals,
+    ...ctx.executorRemovals,
+    ...ctx.captures.flatMap((c) => c.removals()),
+  ])
     tally.add(r.kind, r.encoding, r.count);
   record.redactions = tally.list();
   const removed = record.redactions

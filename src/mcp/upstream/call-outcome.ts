@@ -19,6 +19,8 @@ interface FailedCall {
   isClosed: () => boolean;
   /** The connection's stderr note (` (stderr: …)` or ''), added when the connection was lost. */
   stderrNote: () => string;
+  /** Set when the connection was closed for a message over its bound (the call's, or another's). */
+  tooLarge?: () => Error | null;
 }
 
 /** Why a call must not be sent (aborted already, or the connection is closed), or null. */
@@ -36,9 +38,13 @@ export function unsendable(signal: AbortSignal, isClosed: boolean): UpstreamCall
 
 /**
  * What a call that threw `err` came to: not sent (the SDK could not send it), no answer (timeout,
- * abort, connection lost, any other failure) or refused (the upstream's protocol error).
+ * abort, connection lost, a message over the bound, any other failure) or refused (the upstream's
+ * protocol error).
  */
 export function failedCallOutcome(err: unknown, call: FailedCall): UpstreamCallOutcome {
+  const tooLarge = call.tooLarge?.();
+  if (tooLarge && !call.signal.aborted)
+    return { kind: 'no-answer', code: 'UPSTREAM_MESSAGE_TOO_LARGE', message: tooLarge.message };
   if (err instanceof SdkError) {
     switch (err.code) {
       case SdkErrorCode.NotConnected:

@@ -27,7 +27,7 @@ export interface UpstreamConnectionOptions {
   onTransportError?: (err: unknown) => void;
   /** Milliseconds the handshake may take. */
   connectTimeoutMs: number;
-  /** Largest single message accepted from a stdio server; a bigger one ends the connection. */
+  /** Largest single message accepted from the server (stdio or HTTP); a bigger one ends the connection. */
   maxMessageBytes: number;
   /** Credentials issued for this connection (hold values: never log or store them). */
   credentials?: ConnectionCredentials;

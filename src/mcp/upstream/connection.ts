@@ -29,6 +29,7 @@ import type {
 import { discoverLists, listDiscoveredTools } from './discovery.js';
 import type { DiscoveredLists } from './discovery.js';
 import { createTransport, isStdio } from './transport.js';
+import { MessageTooLarge, boundedFetch, isReadBufferOverflow } from './message-bound.js';
 import { CallsInFlight, FORWARDING_CAPABILITIES } from './server-requests.js';
 import type { ServerRequestHandler } from './server-requests.js';
 
@@ -60,6 +61,8 @@ export class UpstreamConnection {
    */
   private readonly progressOf = new Map<string, (p: CallProgress) => void>();
   private progressTokens = 0;
+  /** Set when the upstream sent a message over the bound, which closed the connection. */
+  private tooLarge: MessageTooLarge | null = null;
 
   private constructor(
     private readonly client: Client,
@@ -82,14 +85,24 @@ export class UpstreamConnection {
   static async open(options: UpstreamConnectionOptions): Promise<UpstreamConnection> {
     // Over HTTP, what the server sends on a call's answer stream is known to be that call's.
     const inFlight = new CallsInFlight();
-    const { transport, launched } = await createTransport(options, (f) => inFlight.fetch(f));
+    // Each message of an HTTP answer is bounded as a stdio line is (see MessageTooLarge).
+    let oversize = (): void => undefined;
+    const { transport, launched } = await createTransport(options, (f) =>
+      inFlight.fetch(boundedFetch(f, options.maxMessageBytes, () => oversize())),
+    );
     const client = new Client(
       { name: 'gatehouse', version: '0.1.0' },
       { capabilities: FORWARDING_CAPABILITIES },
     );
     const c = new UpstreamConnection(client, transport, options, launched, inFlight);
     c.inFlight.install(client, (params) => c.redactor.redactJson(params).value);
-    if (isStdio(transport)) transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
+    oversize = () => c.messageTooLarge();
+    if (isStdio(transport)) {
+      transport.stderr?.on('data', (chunk: Buffer) => c.stderr.append(chunk));
+      transport.onerror = (err) => {
+        if (isReadBufferOverflow(err)) c.messageTooLarge();
+      };
+    }
     // The SDK keeps a handler set before connect() and calls it first; with no reconnection
     // (`maxRetries: 0`) a dropped HTTP stream surfaces here, never through onclose.
     if (transport instanceof StreamableHTTPClientTransport)
@@ -129,7 +142,7 @@ export class UpstreamConnection {
     } catch (err) {
       await c.close();
       // An HTTP error body can echo a rejected credential as well as stderr can.
-      const why = `${c.redact(describeError(err))}${c.stderrNote()}`;
+      const why = c.tooLarge?.message ?? `${c.redact(describeError(err))}${c.stderrNote()}`;
       throw new Error(`MCP handshake failed: ${why}`, { cause: err });
     }
     c.opened = true;
@@ -282,6 +295,7 @@ export class UpstreamConnection {
         signal: options.signal,
         isClosed: () => this.isClosed,
         stderrNote: () => this.stderrNote(),
+        tooLarge: () => this.tooLarge,
       });
     } finally {
       if (token) this.progressOf.delete(token);
@@ -314,6 +328,17 @@ export class UpstreamConnection {
     await escalateExit(pid);
     await Promise.race([graceful, new Promise((r) => setTimeout(r, 100))]);
     await this.release();
+  }
+
+  /**
+   * The upstream sent a message over the bound: the connection is closed (its calls in flight end
+   * saying why) and, once it was open, reported lost so the pool reconnects for the next call.
+   */
+  private messageTooLarge(): void {
+    if (this.tooLarge || this.isClosed) return;
+    this.tooLarge = new MessageTooLarge(this.options.maxMessageBytes);
+    void this.close();
+    if (this.opened) this.options.onClosed();
   }
 
   private end(): void {
