@@ -135,13 +135,8 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
     };
     return new Promise<Response>((resolve, reject) => {
       let response: IncomingMessage | undefined;
-      let outgoing: ClientRequest;
-      try {
-        outgoing = unsent(() => (tls ? httpsRequest : httpRequest)(options));
-      } catch (err) {
-        reject(err as Error);
-        return;
-      }
+      // What it throws rejects this promise: nothing was sent.
+      const outgoing: ClientRequest = unsent(() => (tls ? httpsRequest : httpRequest)(options));
       const onAbort = (): void => {
         const reason: unknown = signal.reason;
         const err = reason instanceof Error ? reason : new Error(String(reason));
