@@ -103,6 +103,13 @@ describe('gatehouse tools import-openapi', () => {
     const fromFile = await as(g.tokens.maintainer)(...importArgs('getPetById,addPet', '--dry-run'));
     const args = importArgs('getPetById,addPet', '--dry-run');
     args[2] = `${origin}/docs/petstore.json`;
+    // A loopback (private) address is refused before connecting unless it is allowed.
+    const refused = await as(g.tokens.maintainer)(...args);
+    expect(refused.code, show(refused)).toBe(2);
+    expect(refused.stderr).toContain(
+      `refused to fetch ${origin}/docs/petstore.json: 127.0.0.1 is a loopback (127.0.0.0/8) address`,
+    );
+    args.push('--allow-private-address');
     const fromUrl = await as(g.tokens.maintainer)(...args);
     expect(fromUrl.code, show(fromUrl)).toBe(0);
     expect(JSON.parse(fromUrl.stdout)).toEqual(JSON.parse(fromFile.stdout));
