@@ -42,7 +42,7 @@ export async function withDownloadedDocument<T>(
   } catch {
     throw usageError(`${url} is not a URL`);
   }
-  let res: Response;
+  let document: { text: string; json: boolean } | undefined;
   for (let redirects = 0; ; redirects++) {
     const decision = await authorizeDocumentFetch(at, {
       ...(options.allowPrivate === undefined ? {} : { allowPrivate: options.allowPrivate }),
@@ -51,31 +51,39 @@ export async function withDownloadedDocument<T>(
     const hop = redirects === 0 ? '' : ` (redirected to ${at.href})`;
     if (!decision.allowed) throw usageError(`refused to fetch ${url}${hop}: ${decision.reason}`);
     const pinned = pinnedFetch({ origin: at, addresses: decision.addresses });
+    let location: string | null;
     try {
-      res = await pinned.fetch(at, { signal, redirect: 'manual' });
-      const location = res.headers.get('location');
-      if (res.status < 300 || res.status >= 400 || location === null) {
-        return await saved(url, res, use);
-      }
-      await res.body?.cancel().catch(() => undefined);
+      const res = await pinned.fetch(at, { signal, redirect: 'manual' });
+      location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+      if (location === null) document = await bodyOf(url, res);
+      else await res.body?.cancel().catch(() => undefined);
     } catch (err) {
       if (err instanceof CliError) throw err;
       throw usageError(`cannot fetch ${url}${hop}: ${(err as Error).message}`, err);
     } finally {
       pinned.close();
     }
+    if (location === null) break;
     if (redirects >= MAX_REDIRECTS)
       throw usageError(`${url} redirects more than ${MAX_REDIRECTS} times`);
     try {
-      at = new URL(res.headers.get('location')!, at);
+      at = new URL(location, at);
     } catch {
       throw usageError(`${url} redirects to an unusable location`);
     }
   }
+  const dir = await mkdtemp(join(tmpdir(), 'gatehouse-doc-'));
+  try {
+    const file = join(dir, document!.json ? 'document.json' : 'document.yaml');
+    await writeFile(file, document!.text);
+    return await use(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
-/** The answer's body in a temporary file, handed to `use`. */
-async function saved<T>(url: string, res: Response, use: (file: string) => Promise<T>): Promise<T> {
+/** The answer's body as text, bounded, and whether it is JSON (else YAML is assumed). */
+async function bodyOf(url: string, res: Response): Promise<{ text: string; json: boolean }> {
   if (!res.ok) throw usageError(`cannot fetch ${url}: it answered ${res.status} ${res.statusText}`);
   const declared = Number(res.headers.get('content-length') ?? 0);
   if (declared > MAX_DOCUMENT_BYTES) throw tooLarge(url);
@@ -88,14 +96,7 @@ async function saved<T>(url: string, res: Response, use: (file: string) => Promi
   }
   const text = Buffer.concat(chunks).toString('utf8');
   const json = /json/i.test(res.headers.get('content-type') ?? '') || /^\s*[{[]/.test(text);
-  const dir = await mkdtemp(join(tmpdir(), 'gatehouse-doc-'));
-  try {
-    const file = join(dir, json ? 'document.json' : 'document.yaml');
-    await writeFile(file, text);
-    return await use(file);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  return { text, json };
 }
 
 function tooLarge(url: string): Error {
