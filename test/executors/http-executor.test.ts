@@ -368,6 +368,10 @@ describe('the http executor', () => {
       [`${at}/tickets/{+id}/comments`, 'a/.%2E'],
       [`${at}/tickets/.{id}/comments`, '.'],
       [`${at}/tickets/{.id}`, '.'],
+      // Filled as ..%2Fadmin and ..;: a server that decodes %2F or splits at ";" climbs too.
+      [`${at}/tickets/{id}/comments`, '../admin'],
+      [`${at}/tickets/{+id}/comments`, '..;/admin'],
+      [`${at}/tickets/{id}/comments`, 'x/../../admin'],
     ];
     for (const [url, id] of attempts) {
       const { result, egress: decisions } = await run(descriptor({ method: 'GET', url }), { id });
