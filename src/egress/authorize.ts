@@ -67,7 +67,8 @@ export async function authorizeEgress(
   return { allowed: true, entry: verdict.entry, addresses };
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or a rejection after `ms` milliseconds. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);

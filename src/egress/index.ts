@@ -32,3 +32,9 @@ export {
 } from './authorize.js';
 export { parseConnectTarget, type EgressTarget } from './target.js';
 export { formatIp, parseIp, type IpAddress } from './ip-address.js';
+// Documents a client downloads (an OpenAPI document by URL): public addresses only, pinned.
+export {
+  authorizeDocumentFetch,
+  type DocumentFetchAuthorization,
+  type DocumentFetchOptions,
+} from './document-fetch.js';

@@ -105,7 +105,7 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
 
   const fetch: FetchFunction = async (input, init) => {
     if (closed) throw new TypeError('fetch failed: the upstream connection is closed');
-    const req = new Request(input, init);
+    const req = unsent(() => new Request(input, init));
     const url = new URL(req.url);
     if (url.origin !== origin.origin || url.username !== '' || url.password !== '')
       throw new TypeError(
@@ -135,7 +135,8 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
     };
     return new Promise<Response>((resolve, reject) => {
       let response: IncomingMessage | undefined;
-      const outgoing: ClientRequest = (tls ? httpsRequest : httpRequest)(options);
+      // What it throws rejects this promise: nothing was sent.
+      const outgoing: ClientRequest = unsent(() => (tls ? httpsRequest : httpRequest)(options));
       const onAbort = (): void => {
         const reason: unknown = signal.reason;
         const err = reason instanceof Error ? reason : new Error(String(reason));
@@ -176,6 +177,23 @@ export function pinnedFetch(options: PinnedFetchOptions): PinnedFetch {
       agent.destroy();
     },
   };
+}
+
+/**
+ * Runs what builds a request (the Request, node's ClientRequest): what it throws — a header value
+ * HTTP cannot carry, a bad method — is a request never sent, so a {@link PinnedFetchError} with
+ * `sent: false`, and a caller never takes it for a connection lost after sending.
+ */
+function unsent<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (err) {
+    throw new PinnedFetchError(
+      `fetch refused before sending: ${err instanceof Error ? err.message : String(err)}`,
+      false,
+      { cause: err },
+    );
+  }
 }
 
 /** A web Response whose body streams from `res`. @throws TypeError on an unusable status. */

@@ -1,5 +1,11 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { ErrorCode, GatehouseError, canonicalDigest, isSideEffectClass } from '../core/index.js';
+import {
+  ErrorCode,
+  GatehouseError,
+  canonicalDigest,
+  isSideEffectClass,
+  jsonValueProblem,
+} from '../core/index.js';
 import type { ToolDescriptor } from './descriptor.js';
 import { ToolKind } from './descriptor.js';
 import { JsonSchemaValidator } from './json-schema.js';
@@ -79,6 +85,11 @@ export function validateDescriptor(
   pointerBase = '',
   inputCheck?: InputCheck,
 ): ValidatedDescriptor {
+  // The rules every request body keeps (no `__proto__` member, no lone surrogate, bounded depth),
+  // kept here too: a descriptor made by the gateway (an OpenAPI import names members after the
+  // document's parameters) reaches publication without passing a request body's parser.
+  const json = jsonValueProblem(value);
+  if (json !== null) throw invalid([{ pointer: pointerBase + json.pointer, message: json.reason }]);
   const problems = JsonSchemaValidator.violations(shape, value).map((v) => ({
     pointer: pointerBase + v.pointer,
     message: v.message,

@@ -103,6 +103,13 @@ describe('gatehouse tools import-openapi', () => {
     const fromFile = await as(g.tokens.maintainer)(...importArgs('getPetById,addPet', '--dry-run'));
     const args = importArgs('getPetById,addPet', '--dry-run');
     args[2] = `${origin}/docs/petstore.json`;
+    // A loopback (private) address is refused before connecting unless it is allowed.
+    const refused = await as(g.tokens.maintainer)(...args);
+    expect(refused.code, show(refused)).toBe(2);
+    expect(refused.stderr).toContain(
+      `refused to fetch ${origin}/docs/petstore.json: 127.0.0.1 is a loopback (127.0.0.0/8) address`,
+    );
+    args.push('--allow-private-address');
     const fromUrl = await as(g.tokens.maintainer)(...args);
     expect(fromUrl.code, show(fromUrl)).toBe(0);
     expect(JSON.parse(fromUrl.stdout)).toEqual(JSON.parse(fromFile.stdout));
@@ -252,6 +259,52 @@ describe('POST /v1/tools/import-openapi', () => {
     });
     expect(malformed.status, JSON.stringify(malformed.body)).toBe(400);
     expect(malformed.body.error.message).toMatch(/getBad: a parameter has no name or location/);
+
+    // A circular reference is refused without showing where the gateway runs.
+    const circular = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: {
+        ...body({ select: ['getLoop'], dryRun: true }),
+        document: {
+          openapi: '3.0.0',
+          info: { title: 'loop', version: '1' },
+          servers: [{ url: 'https://loop.example' }],
+          paths: { '/l': { get: { operationId: 'getLoop', responses: {} } } },
+          components: { schemas: { A: { $ref: '#/components/schemas/A' } } },
+        },
+      },
+    });
+    expect(circular.status, JSON.stringify(circular.body)).toBe(400);
+    expect(circular.body.error.message).toMatch(/Circular \$ref pointer found at #\/components/);
+    expect(circular.body.error.message).not.toContain(process.cwd());
+
+    // A parameter named __proto__ never becomes a published descriptor's member (the rule every
+    // request body keeps: a descriptor sent to POST /v1/events with one is refused as it arrives).
+    const proto = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: {
+        ...body({ select: ['getProto'] }),
+        document: {
+          openapi: '3.0.0',
+          info: { title: 'proto', version: '1' },
+          servers: [{ url: 'https://proto.example' }],
+          paths: {
+            '/p': {
+              get: {
+                operationId: 'getProto',
+                parameters: [{ name: '__proto__', in: 'query', schema: { type: 'string' } }],
+                responses: {},
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(proto.status, JSON.stringify(proto.body)).toBe(422);
+    expect(JSON.stringify(proto.body)).toMatch(/__proto__\\?" is not accepted/);
+    expect(g.gateway.registry.list('acme').some((d) => d.descriptor.id === 'store/get-proto')).toBe(
+      false,
+    );
 
     const reviewer = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
       token: g.tokens.reviewer,

@@ -356,6 +356,69 @@ describe('the http executor', () => {
     expect(other.seen).toHaveLength(0);
   });
 
+  it('refuses an input that makes a "." or ".." path segment (which would leave the templated path), sending nothing', async () => {
+    api.handle((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    const at = `http://tickets.test:${api.port}`;
+    const attempts: [string, string][] = [
+      [`${at}/tickets/{id}/comments`, '..'],
+      [`${at}/tickets/{id}/comments`, '.'],
+      [`${at}/tickets{/id}/comments`, '..'],
+      [`${at}/tickets/{+id}/comments`, '../admin'],
+      [`${at}/tickets/{+id}/comments`, '%2e%2e/admin'],
+      [`${at}/tickets/{+id}/comments`, 'a/.%2E'],
+      [`${at}/tickets/.{id}/comments`, '.'],
+      [`${at}/tickets/{.id}`, '.'],
+      // Filled as ..%2Fadmin and ..;: a server that decodes %2F or splits at ";" climbs too.
+      [`${at}/tickets/{id}/comments`, '../admin'],
+      [`${at}/tickets/{+id}/comments`, '..;/admin'],
+      [`${at}/tickets/{id}/comments`, 'x/../../admin'],
+    ];
+    for (const [url, id] of attempts) {
+      const { result, egress: decisions } = await run(descriptor({ method: 'GET', url }), { id });
+      expect(result, `${url} with id ${JSON.stringify(id)}`).toMatchObject({
+        status: 'failed',
+        code: 'INVALID_REQUEST',
+      });
+      expect(result.status === 'failed' && result.message).toMatch(/"\." or "\.\." path segment/);
+      expect(decisions).toHaveLength(0);
+    }
+    expect(api.seen).toHaveLength(0);
+    // Dots inside a segment are a name like any other.
+    const { result } = await run(descriptor({ method: 'GET', url: attempts[0]![0] }), {
+      id: '..v2',
+    });
+    expect(result.status).toBe('observed');
+    expect(api.seen.map((s) => s.url)).toEqual(['/tickets/..v2/comments']);
+  });
+
+  it('refuses a header value HTTP cannot carry before connecting, never making a write uncertain', async () => {
+    const d = descriptor(
+      {
+        method: 'POST',
+        url: `http://tickets.test:${api.port}/tickets`,
+        headers: { 'X-Trace': '/trace' },
+      },
+      { class: 'shared-write' },
+    );
+    for (const trace of ['caf\u20ac', 'a\u0001b', 'a\u007fb']) {
+      const { result, egress: decisions } = await run(d, { trace });
+      expect(result, JSON.stringify(trace)).toMatchObject({
+        status: 'failed',
+        code: 'INVALID_REQUEST',
+      });
+      expect(result.status === 'failed' && result.message).toMatch(/X-Trace \(\/trace\)/);
+      expect(decisions).toHaveLength(0);
+    }
+    // A brokered header the request cannot carry fails before anything is sent, too.
+    const brokered = await run(
+      d,
+      {},
+      { headers: [{ name: 'Authorization', value: 'Bearer \u20ac' }] },
+    );
+    expect(brokered.result).toMatchObject({ status: 'failed', code: 'CONNECTION_FAILED' });
+    expect(api.seen).toHaveLength(0);
+  });
+
   it('sends the brokered credential header and redacts it when the upstream echoes it', async () => {
     api.handle((req, res) => {
       const auth = req.headers.authorization ?? '';
@@ -491,6 +554,10 @@ describe('http descriptors at publication', () => {
     [{ method: 'GET', url: 'https://{id}.example.com/x' }, /execution\.url must start with http/],
     [{ method: 'GET', url: 'https://api.example.com{+id}' }, /variable right after the host/],
     [{ method: 'GET', url: 'https://api.example.com/{id' }, /unbalanced/],
+    [
+      { method: 'GET', url: 'https://api.example.com/a/%2E./{id}' },
+      /execution\.url has a "\." or "\.\." path segment/,
+    ],
     [{ method: 'GET', url, headers: { Host: '/id' } }, /the Host header is set by the gateway/],
     [{ method: 'FETCH', url }, /execution\.method is "FETCH"/],
     [{ method: 'GET', url, failureStatuses: [200] }, /failureStatuses/],

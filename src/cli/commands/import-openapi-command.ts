@@ -13,6 +13,7 @@ interface ImportOptions {
   class: string[];
   baseUrl?: string;
   dryRun?: boolean;
+  allowPrivateAddress?: boolean;
   json?: boolean;
 }
 
@@ -57,7 +58,11 @@ export function importOpenApiCommand(tools: Command): void {
         [],
       )
       .option('--base-url <url>', "where requests go, instead of the document's server URL")
-      .option('--dry-run', 'print the descriptors as JSON instead of publishing them'),
+      .option('--dry-run', 'print the descriptors as JSON instead of publishing them')
+      .option(
+        '--allow-private-address',
+        'let an http(s) URL (or its redirects) reach a private or loopback address; link-local and cloud metadata addresses are refused always',
+      ),
   ).action(async (file: string, opts: ImportOptions) => {
     const remote = /^https?:\/\//i.test(file);
     if (!remote && !existsSync(file))
@@ -74,7 +79,9 @@ export function importOpenApiCommand(tools: Command): void {
     let imported: ReturnType<typeof importOpenApi>;
     try {
       const document = remote
-        ? await withDownloadedDocument(file, (path) => dereferenceOpenApi(path))
+        ? await withDownloadedDocument(file, (path) => dereferenceOpenApi(path), {
+            allowPrivate: opts.allowPrivateAddress === true,
+          })
         : await dereferenceOpenApi(resolve(file));
       imported = importOpenApi(document, {
         idPrefix: opts.idPrefix,

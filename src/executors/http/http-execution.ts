@@ -1,5 +1,6 @@
 import { parseJsonPointer } from '../../core/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
+import { hasDotSegment } from './dot-segment.js';
 import { schemaCanHave } from './schema-reach.js';
 
 /** HTTP methods an `http` descriptor may use. */
@@ -97,6 +98,8 @@ export function templateVariables(url: string): string[] | string {
   } catch {
     return 'is not a URL once its variables are removed';
   }
+  if (hasDotSegment(url.replace(EXPRESSION, 'x')))
+    return 'has a "." or ".." path segment; write the path it stands for (a filled URL with one is refused)';
   return names;
 }
 

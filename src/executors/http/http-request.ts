@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseTemplate } from 'url-template';
 import type { PrimitiveValue } from 'url-template';
 import { parseJsonPointer, resolveJsonPointer } from '../../core/index.js';
+import { hasDotSegment } from './dot-segment.js';
 import { templateName } from './http-execution.js';
 import type { HttpExecution } from './http-execution.js';
 
@@ -32,7 +33,12 @@ export function planHttpRequest(c: HttpExecution, input: unknown): HttpRequestPl
     }
   }
   const template = new URL(c.url.replace(/\{[^{}]*\}/g, ''));
-  const url = new URL(parseTemplate(c.url).expand(context));
+  const filled = parseTemplate(c.url).expand(context);
+  if (hasDotSegment(filled))
+    throw new Error(
+      'the filled URL has a "." or ".." path segment (from the input), which would leave the path the descriptor names; give a value that is not "." or ".." (in any spelling)',
+    );
+  const url = new URL(filled);
   if (url.origin !== template.origin)
     throw new Error(`the filled URL left the descriptor's origin ${template.origin}`);
   for (const [name, pointer] of Object.entries(c.query ?? {})) {
@@ -48,6 +54,11 @@ export function planHttpRequest(c: HttpExecution, input: unknown): HttpRequestPl
     const text = scalar(v, `header ${name} (${pointer})`);
     if (/[\r\n\0]/.test(text))
       throw new Error(`the header ${name} (${pointer}) holds a line break`);
+    const bad = FIELD_VALUE_OUTSIDE.exec(text);
+    if (bad !== null)
+      throw new Error(
+        `the header ${name} (${pointer}) holds U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')} at character ${bad.index + 1}, which an HTTP header cannot carry (control characters and characters beyond U+00FF are not allowed)`,
+      );
     headers[name.toLowerCase()] = text;
   }
   headers.accept = headers.accept ?? 'application/json, */*;q=0.5';
@@ -71,6 +82,14 @@ export function upstreamIdempotencyKey(tenant: string, key: string, requestHash:
   const digest = createHash('sha256').update(`${tenant}\0${key}\0${requestHash}`).digest('hex');
   return `gatehouse-${digest.slice(0, 48)}`;
 }
+
+/**
+ * What an HTTP field value cannot carry (RFC 9110 §5.5): control characters other than tab, DEL,
+ * and anything beyond one byte. Refused while planning, so such a value fails the call before any
+ * effect instead of breaking the request as it is sent (which would make a write uncertain).
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+const FIELD_VALUE_OUTSIDE = /[\u0000-\u0008\u000a-\u001f\u007f]|[^\u0000-\u00ff]/u;
 
 function at(input: unknown, pointer: string): unknown {
   const tokens = parseJsonPointer(pointer);

@@ -20,9 +20,14 @@ export async function dereferenceOpenApi(source: string | object): Promise<unkno
       timeoutMs: 10_000,
     });
   } catch (e) {
+    let message = e instanceof Error ? e.message : String(e);
+    // The parser places a document given as an object at the working directory and names
+    // references by it (`/srv/gatehouse/#/components/…`): a caller learns nothing by it but where
+    // the gateway runs, so the reference is named from the document's root (`#/components/…`).
+    if (typeof source !== 'string') message = message.split(`${process.cwd()}/#`).join('#');
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,
-      `OpenAPI import: the document cannot be resolved: ${e instanceof Error ? e.message : String(e)}`,
+      `OpenAPI import: the document cannot be resolved: ${message}`,
     );
   }
 }
