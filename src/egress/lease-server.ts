@@ -15,6 +15,8 @@ import {
   rawResponse,
   upstreamHeaders,
 } from './forward.js';
+import { scrubBody, scrubHeaders, unscrubbable } from './response-scrub.js';
+import type { ResponseScrub } from './response-scrub.js';
 import { parseConnectTarget, parseHttpTarget } from './target.js';
 import type { EgressTarget } from './target.js';
 
@@ -41,6 +43,8 @@ interface EgressLeaseServerOptions {
   record: (decision: Omit<EgressDecision, 'at'> & { at: number }) => void;
   /** Headers added to plain-HTTP requests to `host`; they replace any of the same name. */
   injectHeaders?: (host: string) => Record<string, string>;
+  /** Applied to the answers of requests that got injected headers (see {@link ResponseScrub}). */
+  scrub?: ResponseScrub;
 }
 
 /**
@@ -198,10 +202,18 @@ export class EgressLeaseServer {
     this.record(at, method, target, true, allowedBy(auth.entry), conn.address);
     const socket = conn.socket;
     const inject = this.options.injectHeaders?.(target.host) ?? {};
+    // An answer to a request carrying a credential is scrubbed of it: asked for uncompressed.
+    const scrub = Object.keys(inject).length > 0 ? this.options.scrub : undefined;
+    const headers = upstreamHeaders(
+      req.headersDistinct,
+      hostHeader(target.host, target.port),
+      inject,
+    );
+    if (scrub) headers['accept-encoding'] = 'identity';
     const upstream = httpRequest({
       method,
       path: target.path,
-      headers: upstreamHeaders(req.headersDistinct, hostHeader(target.host, target.port), inject),
+      headers,
       setHost: false,
       createConnection: () => socket,
     });
@@ -211,12 +223,19 @@ export class EgressLeaseServer {
       else res.destroy();
     });
     upstream.on('response', (response) => {
+      const withheld = scrub ? unscrubbable(response.headers['content-encoding']) : null;
+      if (withheld !== null) {
+        response.destroy();
+        reply(res, 502, withheld);
+        return;
+      }
+      const down = downstreamHeaders(response.headers);
       res.writeHead(
         response.statusCode ?? 502,
-        response.statusMessage,
-        downstreamHeaders(response.headers),
+        scrub ? scrub.text(response.statusMessage ?? '') : response.statusMessage,
+        scrub ? scrubHeaders(down, scrub) : down,
       );
-      response.pipe(res);
+      (scrub ? response.pipe(scrubBody(scrub)) : response).pipe(res);
       response.on('error', () => res.destroy());
     });
     res.on('close', () => {

@@ -15,6 +15,7 @@ import type { EgressResolver } from './authorize.js';
 import type { EgressDecision } from './decision.js';
 import { EgressLeaseServer } from './lease-server.js';
 import type { EgressLimits } from './lease-server.js';
+import type { ResponseScrub } from './response-scrub.js';
 
 /** One lease's egress proxy endpoint. */
 export interface EgressLease {
@@ -39,6 +40,12 @@ export interface EgressLeaseOptions {
    * tunnels, whose content is the client's TLS.
    */
   injectHeaders?: (host: string) => Record<string, string>;
+  /**
+   * Applied to the answers of requests that got injected headers, so an upstream that echoes them
+   * cannot hand the credential to the program; such a request asks for an uncompressed answer,
+   * and a compressed one is withheld (502).
+   */
+  scrub?: ResponseScrub;
 }
 
 /** Options of {@link EgressProxy}. */
@@ -195,6 +202,7 @@ export class EgressProxy {
       now: this.now,
       limits: this.limits,
       ...(options.injectHeaders === undefined ? {} : { injectHeaders: options.injectHeaders }),
+      ...(options.scrub === undefined ? {} : { scrub: options.scrub }),
       record: (d) => {
         const decision: EgressDecision = { ...d, at: isoTime(d.at) };
         if (kept.length < this.maxDecisions) kept.push(decision);

@@ -1,6 +1,8 @@
 import { ErrorCode, GatehouseError, KeyedSerial } from '../core/index.js';
 import type { ExecutionCapacity, Lease, LeaseResources } from '../capacity/index.js';
 import type { EgressDecision, EgressProxy } from '../egress/index.js';
+import { byteTextRedactor } from '../secrets/index.js';
+import type { BrokeredValue } from '../secrets/index.js';
 import type { Workspaces } from '../sandbox/index.js';
 import type { ExecutionLease } from './executor.js';
 
@@ -57,6 +59,8 @@ export interface LeaseAsk {
     leases: { ref: string; scope: string; expiresAt: string }[];
     /** Brokered HTTP headers the egress proxy adds to the call's plain-HTTP requests. */
     headers?: { host?: string; name: string; value: string }[];
+    /** Every brokered value, which the proxy removes from the answers to those requests. */
+    values?: BrokeredValue[];
   };
   signal: AbortSignal;
   onQueued: () => Promise<void>;
@@ -317,6 +321,7 @@ export class SandboxLeases {
                     .filter((h) => h.host === undefined || h.host === host)
                     .map((h) => [h.name, h.value]),
                 ),
+              scrub: byteTextRedactor(ask.credentials.values ?? []),
             },
       );
     } catch (err) {

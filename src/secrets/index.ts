@@ -31,6 +31,7 @@ export type {
   StoredSecret,
 } from './secret-store.js';
 export { Redactor, patternRedactor } from './redactor.js';
+export { byteTextRedactor } from './byte-text-redactor.js';
 export type { BrokeredValue, RedactJsonOptions, RedactorOptions } from './redactor.js';
 export type { StreamRedactor } from './stream-redactor.js';
 export { RemovalEncoding, RemovalTally, redactionMarker } from './redaction.js';

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
@@ -48,7 +48,8 @@ const received: IncomingHttpHeaders[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     received.push(req.headers);
-    res.end('hello from loopback\n');
+    // Like many real upstreams, /echo sends the caller's credential back.
+    res.end(req.url === '/echo' ? String(req.headers['x-test-token']) : 'hello from loopback\n');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
@@ -437,6 +438,8 @@ describe('egress', () => {
     const script = [
       `curl -sS -m 5 http://127.0.0.1:${port}/hello`,
       'curl -sS -m 5 http://localhost:1/ >/dev/null; echo "by-name=$?"',
+      // What the program got back, as a hash the gateway's own output redaction cannot touch.
+      `curl -sS -m 5 http://127.0.0.1:${port}/echo | sha256sum`,
       'env | grep -c "^X_TEST_TOKEN\\|gh/" || true',
     ].join('\n');
     const r = await run('test/egress-sh', script);
@@ -445,11 +448,16 @@ describe('egress', () => {
     expect(r.egress.map((e) => [e.method, e.host, e.port, e.allowed])).toEqual([
       ['GET', '127.0.0.1', port, true],
       ['GET', 'localhost', 1, false],
+      ['GET', '127.0.0.1', port, true],
     ]);
     expect(r.egress[0]!.reason).toContain(`127.0.0.1:${port}`);
+    // The upstream echoed the credential; the proxy took it out before the program read it.
+    const sha = (t: string) => createHash('sha256').update(t).digest('hex');
+    expect(outputOf(r).stdout).toContain(sha('Bearer [REDACTED:brokered:test-token]'));
+    expect(outputOf(r).stdout).not.toContain(sha(`Bearer ${SECRET}`));
     expect(r.egress[1]!.reason).toMatch(/resolves to .*loopback/);
     // The proxy added the brokered header; the sandbox never saw the value.
-    expect(received).toHaveLength(1);
+    expect(received).toHaveLength(2);
     expect(received[0]!['x-test-token']).toBe(`Bearer ${SECRET}`);
     expect(JSON.stringify(r)).not.toContain(SECRET);
     expect(outputOf(r).stdout).toMatch(/\n0\n$/);

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { createServer as createHttpServer, request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect, createServer } from 'node:net';
@@ -59,7 +60,13 @@ export function startOrigin(): Promise<Started & { seen: Seen[] }> {
       seen.push(s);
       res.setHeader('content-type', 'application/json');
       res.setHeader('x-origin', 'yes');
-      res.end(JSON.stringify(s));
+      // Like many real upstreams, it echoes the caller's credential (in a header and the body).
+      if (req.headers.authorization)
+        res.setHeader('x-echo-authorization', req.headers.authorization);
+      if (req.url === '/gzip') {
+        res.setHeader('content-encoding', 'gzip');
+        res.end(gzipSync(JSON.stringify(s)));
+      } else res.end(JSON.stringify(s));
     });
   });
   return listen(server).then((started) => ({ ...started, seen }));

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, IllegalStateError, isGatehouseError } from '../../src/core/index.js';
 import { EgressProxy } from '../../src/egress/index.js';
+import { byteTextRedactor } from '../../src/secrets/index.js';
 import type { EgressDecision } from '../../src/egress/index.js';
 import { freePort } from '../helpers/ports.js';
 import {
@@ -330,6 +331,33 @@ describe('EgressProxy: plain HTTP', () => {
     const seen = JSON.parse(res.body) as { headers: Record<string, string> };
     expect(seen.headers.authorization).toBe('Bearer brokered');
     expect(JSON.stringify(lease.decisions())).not.toContain('Bearer');
+  });
+
+  it('scrubs the brokered value from the answer (headers and body, every form) and withholds a compressed one', async () => {
+    const value = 'brokered-value-4d1f';
+    const lease = await proxy.open('lease-1', [`127.0.0.1:${origin.port}`], undefined, {
+      injectHeaders: (): Record<string, string> => ({ Authorization: `Bearer ${value}` }),
+      scrub: byteTextRedactor([{ name: 'api-key', value }]),
+    });
+    const res = await getThrough(lease.socketPath, `http://127.0.0.1:${origin.port}/`, {
+      'x-note': Buffer.from(value).toString('base64'),
+    });
+    // The upstream got the credential, and asked for nothing compressed…
+    expect(origin.seen.at(-1)!.headers.authorization).toBe(`Bearer ${value}`);
+    expect(origin.seen.at(-1)!.headers['accept-encoding']).toBe('identity');
+    // …and what it echoed (plain in a header and the body, base64 in the body) never comes back.
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.headers)).not.toContain(value);
+    expect(res.headers['x-echo-authorization']).toBe('Bearer [REDACTED:brokered:api-key]');
+    expect(res.body).not.toContain(value);
+    expect(res.body).not.toContain(Buffer.from(value).toString('base64'));
+    expect(JSON.parse(res.body)).toMatchObject({
+      headers: { authorization: 'Bearer [REDACTED:brokered:api-key]' },
+    });
+
+    const gz = await getThrough(lease.socketPath, `http://127.0.0.1:${origin.port}/gzip`);
+    expect(gz.status).toBe(502);
+    expect(gz.body).toMatch(/content-encoding gzip.*withheld/);
   });
 
   it('forwards a request body and the method', async () => {
