@@ -96,7 +96,23 @@ export async function openExecution(options: {
   await mkdir(sc.root, { recursive: true, mode: 0o711 });
   await chmod(sc.root, 0o711);
   if (sc.sharedDir !== undefined) await chmod(sc.sharedDir, 0o711);
-  const sandbox = await BwrapSandbox.start({ stateDir: join(config.dataDir, 'sandbox') });
+  const warm = sc.warm;
+  const sandbox = await BwrapSandbox.start({
+    stateDir: join(config.dataDir, 'sandbox'),
+    ...(warm.size > 0
+      ? {
+          warmPool: {
+            size: warm.size,
+            refill: warm.refill,
+            memoryBytes: warm.memoryMb * 1024 * 1024,
+            egress: warm.egress,
+            workspaceBytes: sc.workspaceMb * 1024 * 1024,
+            // In the sandbox root (reachable by the sandbox user), this gateway's alone.
+            dir: join(sc.root, 'warm'),
+          },
+        }
+      : {}),
+  });
   const problem = await sandbox.check();
   if (problem !== null) {
     await sandbox.close();

@@ -20,6 +20,7 @@ const fixture = await startSandbox('warm', {
     memoryBytes: 256 * 2 ** 20,
     egress: true,
     dir: join(poolDir, 'w'),
+    workspaceBytes: 4 * 2 ** 20,
   },
 });
 const noSandbox = skipWithout(
@@ -136,7 +137,13 @@ describe.skipIf(noSandbox)('the warm sandbox pool', () => {
       await spec({ files: [{ path: '/run/secrets/token', content: 'sekrit', mode: 0o400 }] }),
     );
     expect(writer.stdout).toBe('sekrit');
-    const warmWriter = await sh(f, 'echo w > /workspace/left; echo t > /tmp/left', await spec());
+    const warmWriter = await sh(
+      f,
+      'echo w > /workspace/left; echo t > /tmp/left; head -c 5M /dev/zero > /workspace/big || echo bounded',
+      await spec(),
+    );
+    // The warm workspace is bounded as a lease's is.
+    expect(warmWriter.stdout).toBe('bounded\n');
     expect(warmWriter.result.exitCode).toBe(0);
     await filled(pool, 1);
     const reader = await sh(
@@ -217,10 +224,12 @@ describe.skipIf(noSandbox)('the warm sandbox pool', () => {
         memoryBytes: 64 * 2 ** 20,
         egress: true,
         dir: join(poolDir, 'c'),
+        workspaceBytes: 2 ** 20,
       },
     });
     try {
       await filled(other.sandbox.warm!, 2);
+      expect(readFileSync('/proc/self/mounts', 'utf8')).toContain(join(poolDir, 'c'));
       const pids = other.sandbox
         .warm!.waiting()
         .flatMap((w) => readFileSync(w.slot.cgroup.procsFiles[0]!, 'utf8').split('\n'))
@@ -234,7 +243,7 @@ describe.skipIf(noSandbox)('the warm sandbox pool', () => {
         expect(existsSync(`/proc/${pid}`)).toBe(false);
       }
       expect(readdirSync(join(poolDir, 'c'))).toEqual([]);
-      expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(poolDir);
+      expect(readFileSync('/proc/self/mounts', 'utf8')).not.toContain(join(poolDir, 'c'));
       for (const controller of ['memory', 'pids', 'cpu']) {
         const dir = `/sys/fs/cgroup/${controller}/${other.cgroupParent}`;
         expect(

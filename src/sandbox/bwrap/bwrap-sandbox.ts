@@ -28,6 +28,7 @@ import type { Slot } from '../spawner/slot-pool.js';
 import { SpawnerClient } from '../spawner/spawner-client.js';
 import { SPAWN_FD } from '../spawner/spawner-protocol.js';
 import type { LaunchRequest } from '../spawner/spawner-protocol.js';
+import { removeTree } from '../remove-tree.js';
 import { superviseRun } from '../spawner/supervise-run.js';
 import { WarmPool } from '../spawner/warm-pool.js';
 import type { WarmPoolSettings, WarmSandbox } from '../spawner/warm-pool.js';
@@ -160,6 +161,8 @@ export class BwrapSandbox implements Sandbox {
         : [];
     const layout = await hostLayout();
     const w = options.warmPool;
+    // What a crashed predecessor's pool left (its processes died with its spawner).
+    if (w !== undefined) await removeTree(w.dir);
     const warm =
       slots === null || cgroups === null || !cgroups.canRename || w === undefined || w.size <= 0
         ? null

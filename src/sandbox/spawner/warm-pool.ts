@@ -8,6 +8,7 @@ import type { HostLayout } from '../bwrap/bwrap-args.js';
 import { stubCanRun, stubCommand } from '../bwrap/warm-stub.js';
 import { procsOf } from '../cgroups/cgroups.js';
 import { EgressRelay } from '../egress-relay.js';
+import { mountTmpfs, unmountAll } from '../host-tmpfs.js';
 import { removeTree } from '../remove-tree.js';
 import type { SandboxSpec } from '../sandbox.js';
 import { prepareSlot } from './slot-pool.js';
@@ -28,6 +29,11 @@ export interface WarmPoolSettings {
   memoryBytes: number;
   /** Whether warm sandboxes have egress (the forwarder listening); calls of the other shape start cold. */
   egress: boolean;
+  /**
+   * Most bytes a warm sandbox's workspace holds, as a lease's does (GATEHOUSE_WORKSPACE_MB): a
+   * tmpfs of that size mounted on it (needs root). 0 = unbounded.
+   */
+  workspaceBytes?: number;
 }
 
 /** What a {@link WarmPool} needs. */
@@ -179,9 +185,15 @@ export class WarmPool {
     this.track(
       (async () => {
         await w.relay?.close();
-        await removeTree(w.workspace);
+        await this.removeWorkspace(w.workspace);
       })(),
     );
+  }
+
+  /** Unmounts (when bounded) and removes a warm sandbox's workspace, whatever it holds. */
+  private async removeWorkspace(path: string): Promise<void> {
+    if ((this.options.workspaceBytes ?? 0) > 0) await unmountAll(path);
+    await removeTree(path);
   }
 
   /** Ends every waiting sandbox and waits until all of them, and those retiring, are gone. */
@@ -234,7 +246,7 @@ export class WarmPool {
         await w.slot.cgroup.remove().catch(() => undefined);
         this.names.delete(name);
         await w.relay?.close();
-        await removeTree(w.workspace);
+        await this.removeWorkspace(w.workspace);
       })(),
     );
   }
@@ -255,6 +267,14 @@ export class WarmPool {
     try {
       await mkdir(o.dir, { recursive: true, mode: 0o711 });
       await mkdir(workspace, { mode: 0o700 });
+      if ((o.workspaceBytes ?? 0) > 0) {
+        const id = o.owner ?? { uid: 0, gid: 0 };
+        await mountTmpfs(workspace, {
+          source: 'gatehouse-workspace',
+          options: `size=${o.workspaceBytes},mode=0700,uid=${id.uid},gid=${id.gid},nosuid,nodev`,
+          what: 'the workspace of a warm sandbox',
+        });
+      }
       if (o.owner !== null) await chown(workspace, o.owner.uid, o.owner.gid);
       const workspaceIno = lstatSync(workspace).ino;
       if (o.egress) relay = await EgressRelay.open(o.dir, o.owner);
@@ -308,7 +328,7 @@ export class WarmPool {
       }
       this.names.delete(name);
       await relay?.close().catch(() => undefined);
-      await removeTree(workspace).catch(() => undefined);
+      await this.removeWorkspace(workspace).catch(() => undefined);
       return null;
     }
   }
