@@ -28,7 +28,6 @@ import type { Slot } from '../spawner/slot-pool.js';
 import { SpawnerClient } from '../spawner/spawner-client.js';
 import { SPAWN_FD } from '../spawner/spawner-protocol.js';
 import type { LaunchRequest } from '../spawner/spawner-protocol.js';
-import { removeTree } from '../remove-tree.js';
 import { superviseRun } from '../spawner/supervise-run.js';
 import { WarmPool } from '../spawner/warm-pool.js';
 import type { WarmPoolSettings, WarmSandbox } from '../spawner/warm-pool.js';
@@ -62,8 +61,8 @@ export interface BwrapSandboxOptions {
    */
   warmSlots?: number;
   /**
-   * Sandboxes started whole ahead of their calls (see {@link WarmPool}), in `dir`; size 0 or
-   * absent: none. cgroup v1 only (a warm sandbox's cgroup is renamed to its call's id).
+   * Sandboxes started whole ahead of their calls (see {@link WarmPool}), in `dir` (the caller's,
+   * emptied of what a crashed predecessor left); size 0 or absent: none. cgroup v1 only (a warm sandbox's cgroup is renamed to its call's id).
    */
   warmPool?: WarmPoolSettings & { dir: string };
 }
@@ -161,8 +160,6 @@ export class BwrapSandbox implements Sandbox {
         : [];
     const layout = await hostLayout();
     const w = options.warmPool;
-    // What a crashed predecessor's pool left (its processes died with its spawner).
-    if (w !== undefined) await removeTree(w.dir);
     const warm =
       slots === null || cgroups === null || !cgroups.canRename || w === undefined || w.size <= 0
         ? null
@@ -451,7 +448,6 @@ export class BwrapSandbox implements Sandbox {
       () => this.spawner.call({ type: 'call', key: warm.slot.key, line: stubLine(spec), stdin }),
       true,
     );
-    pool.fillSoon();
     try {
       return await running;
     } finally {

@@ -105,6 +105,11 @@ export class WarmPool {
     return [...this.idle];
   }
 
+  /** True when the pool is full and at rest: nothing starting, nothing being torn down. */
+  get settled(): boolean {
+    return this.idle.length >= this.options.size && this.starting === 0 && this.cleanups.size === 0;
+  }
+
   /** How many wait, ready to be taken. */
   get ready(): number {
     return this.idle.length;
@@ -179,13 +184,16 @@ export class WarmPool {
 
   /**
    * Tears down what is left of a sandbox that ran its call (its cgroup is gone already): its
-   * workspace and relay. In the background; close() waits for it.
+   * workspace and relay; then refills. In the background, after the call: starting a sandbox
+   * costs a cold start's work, which must not compete with the call for the CPU. close() waits
+   * for it.
    */
   retire(w: WarmSandbox): void {
     this.track(
       (async () => {
         await w.relay?.close();
         await this.removeWorkspace(w.workspace);
+        this.fill();
       })(),
     );
   }
