@@ -308,6 +308,18 @@ async function main(): Promise<void> {
           '',
         ),
         timingRow(
+          'sandboxed demo/sh `true`, governed, warm pool, sequential',
+          sandboxed.warm,
+          ms,
+          `pool of 8 (refill 2); each call on a full pool at rest (refill wait untimed); ${Math.round(sandboxed.warmShare * 100)}% of warm-row calls took one`,
+        ),
+        timingRow(
+          'sandboxed demo/sh `true`, governed, warm pool, 8 in flight',
+          sandboxed.warmConcurrent,
+          ms,
+          'rounds of 8 at once, each on a full pool at rest; calls/s over the rounds',
+        ),
+        timingRow(
           'floor: bare bwrap `true`, same flags, sequential',
           sandboxed.bare,
           ms,

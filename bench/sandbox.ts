@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { chownSync, closeSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { loadConfig, openDemo } from '../src/app/index.js';
 import { BwrapSandbox } from '../src/sandbox/index.js';
@@ -9,8 +10,12 @@ import type { BareCommand } from '../src/sandbox/index.js';
 import { collectGarbage, timeConcurrent, timeSequential } from './measure.js';
 import type { Timing } from './measure.js';
 
-const CALLS = 200;
+const CALLS = Number(process.env.BENCH_SANDBOX_CALLS ?? 200);
 const WARMUP = 20;
+/** Warm sandboxes kept by the warm-pool gateway: one per call in flight. */
+const WARM_SIZE = 8;
+/** Longest wait for the pool to refill before a measured call or round. */
+const REFILL_WAIT_MS = 10_000;
 
 /** Governed sandboxed calls at 1 and `inFlight` in flight, and bare bwrap the same way. */
 export async function sandboxBench(
@@ -23,18 +28,17 @@ export async function sandboxBench(
       bare: Timing;
       bareConcurrent: Timing;
       bareEgress: Timing;
+      warm: Timing;
+      warmConcurrent: Timing;
+      /** Share of the measured warm-row calls that got a warm sandbox. */
+      warmShare: number;
     }
   | { skipped: string }
 > {
   const config = loadConfig({ dataDir, port: 0, demo: true, logRequests: false }, {});
-  // Room for every call in flight: the bench measures the sandbox, not the queue.
-  config.sandbox.pool = {
-    name: 'default',
-    cpus: inFlight,
-    memoryBytes: inFlight * 512 * 1024 * 1024,
-    gpus: 0,
-    leases: inFlight * 2,
-  };
+  roomFor(config, inFlight);
+  const warmRows = await warmBench(dataDir, inFlight);
+  if ('skipped' in warmRows) return warmRows;
   const { gateway, tokens } = await openDemo(config);
   try {
     if (gateway.execution.sandboxProblem) return { skipped: gateway.execution.sandboxProblem };
@@ -87,7 +91,7 @@ export async function sandboxBench(
         const withEgress = sandbox.bareCommand({ ...spec, egressSocket: socket });
         await timeSequential(WARMUP, () => runBare(withEgress));
         const bareEgress = await timeSequential(CALLS, () => runBare(withEgress));
-        return { governed, governedConcurrent, bare, bareConcurrent, bareEgress };
+        return { governed, governedConcurrent, bare, bareConcurrent, bareEgress, ...warmRows };
       } finally {
         await new Promise<void>((ok) => listener.close(() => ok()));
       }
@@ -98,6 +102,110 @@ export async function sandboxBench(
   } finally {
     await gateway.close();
   }
+}
+
+/** Room for every call in flight: the bench measures the sandbox, not the queue. */
+function roomFor(config: ReturnType<typeof loadConfig>, inFlight: number): void {
+  config.sandbox.pool = {
+    name: 'default',
+    cpus: inFlight,
+    memoryBytes: inFlight * 512 * 1024 * 1024,
+    gpus: 0,
+    leases: inFlight * 2,
+  };
+}
+
+/**
+ * The same calls through a gateway with a warm pool of {@link WARM_SIZE}: sequential, and rounds
+ * of `inFlight` calls at once, each started on a full pool at rest (the wait for the refill
+ * untimed). A steady stream faster than the refill (a cold start per sandbox) finds
+ * the pool empty and starts cold: the rows measure the warm path, `warmShare` says how many
+ * measured calls took it.
+ */
+async function warmBench(
+  dataDir: string,
+  inFlight: number,
+): Promise<{ warm: Timing; warmConcurrent: Timing; warmShare: number } | { skipped: string }> {
+  const config = loadConfig(
+    { dataDir: join(dataDir, 'warm'), port: 0, demo: true, logRequests: false },
+    {},
+  );
+  roomFor(config, inFlight);
+  config.sandbox.warm = {
+    size: Math.max(WARM_SIZE, inFlight),
+    refill: 2,
+    memoryMb: 512,
+    egress: true,
+  };
+  const { gateway, tokens } = await openDemo(config);
+  try {
+    if (gateway.execution.sandboxProblem) return { skipped: gateway.execution.sandboxProblem };
+    const pool = gateway.execution.warmPool;
+    if (pool === undefined) return { skipped: 'no warm pool here (it needs cgroup v1)' };
+    const agent = gateway.directory.authenticate(tokens.agent)!;
+    const call = async (key: string): Promise<void> => {
+      const r = await gateway.invocations.invoke(agent, {
+        tool: { id: 'demo/sh', version: '1.0.0' },
+        input: { script: 'true' },
+        environment: 'dev',
+        idempotencyKey: key,
+      });
+      if (r.status !== 'observed')
+        throw new Error(`demo/sh ended ${r.status}: ${JSON.stringify(r.error)}`);
+    };
+    // Each measured call or round starts on a full pool at rest (no refill running beside it): the
+    // warm path itself, as a call sees it when the refill keeps up with the calls.
+    const refilled = async (): Promise<void> => {
+      const deadline = Date.now() + REFILL_WAIT_MS;
+      while (!pool.settled && Date.now() < deadline) await sleep(5);
+    };
+    for (let i = 0; i < WARMUP; i++) {
+      await refilled();
+      await call(`warm-w-${i}`);
+    }
+    collectGarbage();
+    const taken = pool.counts.taken;
+    const seq: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      await refilled();
+      const t = performance.now();
+      await call(`warm-s-${i}`);
+      seq.push(performance.now() - t);
+    }
+    const conc: number[] = [];
+    let roundsMs = 0;
+    for (let round = 0; round < CALLS / inFlight; round++) {
+      await refilled();
+      const start = performance.now();
+      await Promise.all(
+        Array.from({ length: inFlight }, async (_, j) => {
+          const t = performance.now();
+          await call(`warm-c-${round}-${j}`);
+          conc.push(performance.now() - t);
+        }),
+      );
+      roundsMs += performance.now() - start;
+    }
+    return {
+      warm: summary(seq),
+      warmConcurrent: { ...summary(conc), perSecond: conc.length / (roundsMs / 1000) },
+      warmShare: (pool.counts.taken - taken) / (seq.length + conc.length),
+    };
+  } finally {
+    await gateway.close();
+  }
+}
+
+/** p50 and p99 of samples in ms; calls/s over their summed time (refill waits left out). */
+function summary(samplesMs: readonly number[]): Timing {
+  const sorted = [...samplesMs].sort((a, b) => a - b);
+  const at = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return {
+    p50: at(50),
+    p99: at(99),
+    perSecond: samplesMs.length / (samplesMs.reduce((a, b) => a + b, 0) / 1000),
+  };
 }
 
 function runBare(c: BareCommand): Promise<void> {

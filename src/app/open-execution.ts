@@ -7,7 +7,7 @@ import { SandboxLeases } from '../invocation/index.js';
 import type { Executor, InvocationStore } from '../invocation/index.js';
 import { EgressProxy } from '../egress/index.js';
 import { BwrapSandbox, SANDBOX_UID, Workspaces, openScratch } from '../sandbox/index.js';
-import type { ScratchDir } from '../sandbox/index.js';
+import type { ScratchDir, WarmPool } from '../sandbox/index.js';
 import { CredentialBroker, SecretService } from '../secrets/index.js';
 import type { SecretCipher } from '../secrets/index.js';
 import type { StdioLauncher } from '../mcp/index.js';
@@ -26,6 +26,8 @@ export interface Execution {
   /** Absent when the sandbox is off or this machine cannot run one (`sandboxProblem` says why). */
   leases?: SandboxLeases;
   sandboxProblem: string | null;
+  /** The warm sandbox pool, when GATEHOUSE_SANDBOX_WARM keeps one (for /readyz-like views and the bench). */
+  warmPool?: WarmPool;
   capacity: ExecutionCapacity;
   reaper?: Reaper;
   /** Executors by kind, beyond the native one. */
@@ -96,14 +98,42 @@ export async function openExecution(options: {
   await mkdir(sc.root, { recursive: true, mode: 0o711 });
   await chmod(sc.root, 0o711);
   if (sc.sharedDir !== undefined) await chmod(sc.sharedDir, 0o711);
-  const sandbox = await BwrapSandbox.start({ stateDir: join(config.dataDir, 'sandbox') });
+  const asRoot = process.getuid?.() === 0;
+  const scratches: ScratchDir[] = [];
+  // The warm pool's relay sockets (and, unbounded, workspaces) lie on a scratch tmpfs of its own
+  // when root, so a warm sandbox's mount table shows no host path, as a cold one's does. As root
+  // it needs bounded workspaces: an unbounded one would be a directory on that small tmpfs.
+  const warm = sc.warm;
+  const warmOn = warm.size > 0 && (!asRoot || sc.workspaceMb > 0);
+  const warmScratch = warmOn
+    ? await openScratch(join(sc.root, 'warm'), {
+        tmpfs: asRoot,
+        source: 'gatehouse-warm',
+        sizeBytes: SCRATCH_BYTES,
+      })
+    : null;
+  if (warmScratch !== null) scratches.push(warmScratch);
+  const sandbox = await BwrapSandbox.start({
+    stateDir: join(config.dataDir, 'sandbox'),
+    ...(warmScratch !== null
+      ? {
+          warmPool: {
+            size: warm.size,
+            refill: warm.refill,
+            memoryBytes: warm.memoryMb * 1024 * 1024,
+            egress: warm.egress,
+            workspaceBytes: sc.workspaceMb * 1024 * 1024,
+            dir: warmScratch.path,
+          },
+        }
+      : {}),
+  });
   const problem = await sandbox.check();
   if (problem !== null) {
     await sandbox.close();
+    await warmScratch?.close();
     return { ...base, sandboxProblem: problem, reapedAtStart: [], close: () => Promise.resolve() };
   }
-  const asRoot = process.getuid?.() === 0;
-  const scratches: ScratchDir[] = [];
   const workspaces = new Workspaces({
     root: join(sc.root, 'workspaces'),
     repositories: sc.repositories,
@@ -200,6 +230,7 @@ export async function openExecution(options: {
     ...base,
     leases,
     sandboxProblem: null,
+    ...(sandbox.warm === null ? {} : { warmPool: sandbox.warm }),
     mcpLauncher: (server) => mcpSandbox.launcher(server),
     reaper,
     reapedAtStart: [...new Set([...orphans, ...reaped])],
@@ -216,8 +247,8 @@ export async function openExecution(options: {
       // After the desktops and browsers that use their workspaces have ended.
       await leases.close();
       await egress.close();
-      for (const scratch of scratches) await scratch.close();
       await sandbox.close();
+      for (const scratch of scratches) await scratch.close();
     },
   };
 }

@@ -42,6 +42,11 @@ export interface SandboxConfig {
   repositories: Record<string, string>;
   /** How often the reaper runs. */
   reapIntervalMs: number;
+  /**
+   * The warm pool (GATEHOUSE_SANDBOX_WARM): sandboxes started ahead of their calls, each used by
+   * one call; size 0 (the default) keeps none.
+   */
+  warm: { size: number; refill: number; memoryMb: number; egress: boolean };
 }
 
 /** The default pool of stdio MCP servers: up to 16 connections, 256 MiB and a quarter core each. */
@@ -99,7 +104,48 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, dataDir: string): Sand
     egressAllow: egressAllow(env.GATEHOUSE_EGRESS_ALLOW),
     repositories: keyValues(env.GATEHOUSE_REPOSITORIES, 'GATEHOUSE_REPOSITORIES'),
     reapIntervalMs: num(env.GATEHOUSE_REAP_INTERVAL_MS, 'GATEHOUSE_REAP_INTERVAL_MS') ?? 30_000,
+    warm: warmPool(env.GATEHOUSE_SANDBOX_WARM),
   };
+}
+
+/** Most warm sandboxes a gateway may keep: each holds a few processes and up to its memoryMb. */
+const MAX_WARM = 64;
+
+/** `size=4,refill=2,memoryMb=512,egress=on` (every key optional; size 0 = no pool). */
+function warmPool(value: string | undefined): SandboxConfig['warm'] {
+  const name = 'GATEHOUSE_SANDBOX_WARM';
+  const kv = keyValues(value, name);
+  for (const key of Object.keys(kv))
+    if (!['size', 'refill', 'memoryMb', 'egress'].includes(key))
+      throw new GatehouseError(
+        ErrorCode.INVALID_INPUT,
+        `${name}: unknown key ${JSON.stringify(key)}; the keys are size, refill, memoryMb and egress.`,
+      );
+  const size = num(kv.size, `${name} size`) ?? 0;
+  if (!Number.isInteger(size) || size > MAX_WARM)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${name} size must be a whole number from 0 to ${MAX_WARM}; got ${JSON.stringify(kv.size)}.`,
+    );
+  const refill = num(kv.refill, `${name} refill`) ?? 1;
+  if (!Number.isInteger(refill) || refill < 1)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${name} refill must be a whole number of at least 1; got ${JSON.stringify(kv.refill)}.`,
+    );
+  const memoryMb = num(kv.memoryMb, `${name} memoryMb`) ?? 512;
+  if (memoryMb < 16)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${name} memoryMb must be at least 16; got ${JSON.stringify(kv.memoryMb)}.`,
+    );
+  const egress = kv.egress ?? 'on';
+  if (egress !== 'on' && egress !== 'off')
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${name} egress must be on or off; got ${JSON.stringify(egress)}.`,
+    );
+  return { size, refill, memoryMb, egress: egress === 'on' };
 }
 
 /** The allow-list's entries, each checked now, so a bad one stops the start instead of a call. */

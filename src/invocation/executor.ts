@@ -16,6 +16,11 @@ export interface ExecutionLease {
   attempt: boolean;
   /** Host path of the writable workspace. */
   workspace: string;
+  /**
+   * True when the workspace is this call's alone, made empty for it and removed after it (not an
+   * attempt's, not a worktree): a warm sandbox's own empty workspace may stand in for it.
+   */
+  freshWorkspace?: boolean;
   readOnlyMounts: { host: string; sandbox: string }[];
   limits: { memoryBytes: number; cpus: number; pids: number; timeoutMs: number };
   /** Host path of the egress proxy's socket for this lease, or null for no network. */

@@ -333,6 +333,7 @@ export class SandboxLeases {
       id: lease.id,
       attempt: lease.holder.startsWith('attempt/'),
       workspace: this.options.workspaces.pathFor(lease.id),
+      freshWorkspace: !lease.holder.startsWith('attempt/') && lease.worktree === null,
       readOnlyMounts: lease.readOnlyMounts,
       limits: {
         memoryBytes: lease.resources.memoryBytes,

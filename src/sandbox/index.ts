@@ -1,6 +1,7 @@
 export { BwrapSandbox } from './bwrap/bwrap-sandbox.js';
 export type { ConfinedCommand, ConfinedSpec } from './bwrap/confined-command.js';
 export type { BwrapSandboxOptions, BareCommand } from './bwrap/bwrap-sandbox.js';
+export type { WarmPool, WarmPoolSettings, WarmSandbox } from './spawner/warm-pool.js';
 export { SandboxKill } from './sandbox.js';
 export type { Sandbox, SandboxFile, SandboxLimits, SandboxResult, SandboxSpec } from './sandbox.js';
 export type { HostUser } from './cgroups/cgroups.js';

@@ -36,6 +36,12 @@ export interface SandboxSpec {
   env: Record<string, string>;
   /** Host directory bound read-write at `/workspace`, the working directory. */
   workspace: string;
+  /**
+   * True when `workspace` is an empty directory made for this run alone that nobody reads after
+   * it (a call's own lease, not an attempt's or a worktree): a warm sandbox, with an empty
+   * workspace of its own, may then stand in for a cold start.
+   */
+  freshWorkspace?: boolean;
   readOnlyMounts: { host: string; sandbox: string }[];
   /**
    * Host directories bound read-write (after the read-only mounts, so one of those at the same

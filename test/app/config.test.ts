@@ -72,6 +72,20 @@ describe('configuration from the environment', () => {
     );
   });
 
+  it('reads the warm sandbox pool (off by default) and refuses a bad setting, naming it', () => {
+    expect(load({})().sandbox.warm).toEqual({ size: 0, refill: 1, memoryMb: 512, egress: true });
+    expect(
+      load({ GATEHOUSE_SANDBOX_WARM: 'size=4,refill=2,memoryMb=128,egress=off' })().sandbox.warm,
+    ).toEqual({ size: 4, refill: 2, memoryMb: 128, egress: false });
+    expect(load({ GATEHOUSE_SANDBOX_WARM: 'size=1000' })).toThrow(
+      /GATEHOUSE_SANDBOX_WARM size must be a whole number from 0 to 64/,
+    );
+    expect(load({ GATEHOUSE_SANDBOX_WARM: 'size=2,egress=maybe' })).toThrow(
+      /GATEHOUSE_SANDBOX_WARM egress must be on or off/,
+    );
+    expect(load({ GATEHOUSE_SANDBOX_WARM: 'sise=2' })).toThrow(/unknown key "sise"/);
+  });
+
   it('reads the public URL, allowed hosts and origins, and trusted proxies, lower case and trimmed', () => {
     const config = load({
       GATEHOUSE_PUBLIC_URL: 'https://Gatehouse.Example.com/',

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InvocationRecord } from '../../src/invocation/index.js';
 import { call, startDemoGateway } from '../helpers/gateway-fixture.js';
@@ -64,10 +65,21 @@ describe('what a sandboxed call sees of the host in /proc', () => {
     for (const secret of [...hostPaths(g), leaseId]) expect(others).not.toContain(secret);
   });
 
-  it('leaves none of its tmpfs (egress sockets, browser and desktop scratch) mounted once the gateway closes', async () => {
-    g = await startDemoGateway();
-    await look(g);
-    const dirs = ['egress', 'browser', 'desktop'].map((d) => `${g!.sandboxRoot}/${d}`);
+  it('leaves none of its tmpfs (egress sockets, browser and desktop scratch, warm pool) mounted once the gateway closes; a warm call shows no more than a cold one', async () => {
+    g = await startDemoGateway({
+      sandbox: { warm: { size: 1, refill: 1, memoryMb: 512, egress: true } },
+    });
+    const pool = g.gateway.execution.warmPool!;
+    for (let i = 0; i < 500 && pool.ready < 1; i++) await sleep(20);
+    const { seen, leaseId } = await look(g);
+    expect(pool.counts.taken).toBe(1);
+    for (const secret of [...hostPaths(g), leaseId]) expect(seen).not.toContain(secret);
+    // The warm sandbox's relay socket sits on the pool's tmpfs, its workspace on one of its own.
+    expect(seen).toMatch(
+      / \/[A-Za-z0-9_-]+\/egress\.sock \/run\/gatehouse\/egress\.sock .* gatehouse-warm /,
+    );
+    expect(seen).toMatch(/ \/ \/workspace .* gatehouse-workspace /);
+    const dirs = ['egress', 'browser', 'desktop', 'warm'].map((d) => `${g!.sandboxRoot}/${d}`);
     for (const dir of dirs) expect(mountPoints()).toContain(dir);
     await g.stop();
     for (const dir of dirs) expect(mountPoints()).not.toContain(dir);

@@ -3,7 +3,12 @@ import { chown, mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BwrapSandbox } from '../../src/sandbox/index.js';
-import type { SandboxLimits, SandboxResult, SandboxSpec } from '../../src/sandbox/index.js';
+import type {
+  BwrapSandboxOptions,
+  SandboxLimits,
+  SandboxResult,
+  SandboxSpec,
+} from '../../src/sandbox/index.js';
 
 /** The host user sandboxes run as in these tests (the default). */
 export const SANDBOX_USER = { uid: 65534, gid: 65534 };
@@ -32,10 +37,13 @@ export interface SandboxFixture {
 
 let counter = 0;
 
-export async function startSandbox(name: string): Promise<SandboxFixture> {
+export async function startSandbox(
+  name: string,
+  options: Partial<BwrapSandboxOptions> = {},
+): Promise<SandboxFixture> {
   const stateDir = await mkdtemp(join(tmpdir(), `gatehouse-${name}-state-`));
   const cgroupParent = `gatehouse/test-${name}-${process.pid}`;
-  const sandbox = await BwrapSandbox.start({ stateDir, cgroupParent });
+  const sandbox = await BwrapSandbox.start({ stateDir, cgroupParent, ...options });
   const unavailable = await sandbox.check();
   const dirs: string[] = [stateDir];
   const mkdir = async (prefix: string): Promise<string> => {

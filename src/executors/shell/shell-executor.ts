@@ -100,6 +100,7 @@ export class ShellExecutor implements Executor {
         ...lease.env,
       },
       workspace: lease.workspace,
+      ...(lease.freshWorkspace === true ? { freshWorkspace: true } : {}),
       readOnlyMounts: lease.readOnlyMounts,
       files: lease.files,
       ...(stdin !== undefined ? { stdin } : {}),

@@ -39,7 +39,7 @@ const ETC_FILES = [
  * socket, wait (polling /proc/net/tcp, up to 5 s) until it listens, then exec the program.
  * 0100007F:0C38 is 127.0.0.1:3128 and 0A is LISTEN.
  */
-const EGRESS_FORWARDER = `/usr/bin/socat TCP-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
+export const START_FORWARDER_SCRIPT = `/usr/bin/socat TCP-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
 forwarder=$!
 i=0
 while :; do
@@ -52,7 +52,8 @@ while :; do
     exit 125
   fi
   /bin/sleep 0.005
-done
+done`;
+const EGRESS_FORWARDER = `${START_FORWARDER_SCRIPT}
 exec "$@"`;
 
 /** How the host lays out the top-level directories of a merged /usr (symlinks) or not. */
@@ -62,7 +63,9 @@ export interface HostLayout {
 }
 
 /** The environment the program sees: the spec's, a PATH, and with egress the proxy variables. */
-function sandboxEnv(spec: Pick<SandboxSpec, 'env' | 'egressSocket'>): Record<string, string> {
+export function sandboxEnv(
+  spec: Pick<SandboxSpec, 'env' | 'egressSocket'>,
+): Record<string, string> {
   const env: Record<string, string> = { ...spec.env };
   env.PATH ??= DEFAULT_PATH;
   if (spec.egressSocket !== null) {
@@ -157,7 +160,7 @@ export function bareBwrapArgs(
  * `'` as `'\''` and a newline as `'"$nl"'` (the slot shell defines `nl`). The shell that reads it
  * runs outside the sandbox, so this is the only quoting used and it has a test of its own.
  */
-function shellQuote(word: string): string {
+export function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`).replaceAll('\n', `'"$nl"'`)}'`;
 }
 

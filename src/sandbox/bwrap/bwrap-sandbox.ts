@@ -29,6 +29,9 @@ import { SpawnerClient } from '../spawner/spawner-client.js';
 import { SPAWN_FD } from '../spawner/spawner-protocol.js';
 import type { LaunchRequest } from '../spawner/spawner-protocol.js';
 import { superviseRun } from '../spawner/supervise-run.js';
+import { WarmPool } from '../spawner/warm-pool.js';
+import type { WarmPoolSettings, WarmSandbox } from '../spawner/warm-pool.js';
+import { stubLine } from './warm-stub.js';
 
 /** Options of {@link BwrapSandbox.start}. */
 export interface BwrapSandboxOptions {
@@ -57,6 +60,11 @@ export interface BwrapSandboxOptions {
    * the kernel to move a process into a cgroup. cgroup v1 only. Default 2.
    */
   warmSlots?: number;
+  /**
+   * Sandboxes started whole ahead of their calls (see {@link WarmPool}), in `dir` (the caller's,
+   * emptied of what a crashed predecessor left); size 0 or absent: none. cgroup v1 only (a warm sandbox's cgroup is renamed to its call's id).
+   */
+  warmPool?: WarmPoolSettings & { dir: string };
 }
 
 /** A bubblewrap command line for benchmarks: the same flags as a run, without spawner or cgroup. */
@@ -98,6 +106,8 @@ export class BwrapSandbox implements Sandbox {
     private readonly layout: HostLayout,
     private readonly spawner: SpawnerClient,
     private readonly maxFileBytes: number,
+    /** Sandboxes started ahead of their calls; null when off or not possible here. */
+    readonly warm: WarmPool | null = null,
   ) {}
 
   /**
@@ -148,6 +158,22 @@ export class BwrapSandbox implements Sandbox {
       owner !== null && cgroups !== null && !cgroups.ownerCanJoin
         ? [SETPRIV, `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--']
         : [];
+    const layout = await hostLayout();
+    const w = options.warmPool;
+    const warm =
+      slots === null || cgroups === null || !cgroups.canRename || w === undefined || w.size <= 0
+        ? null
+        : new WarmPool({
+            ...w,
+            cgroups,
+            spawner,
+            owner,
+            seccompPath,
+            maxFileBytes,
+            bwrap,
+            dropPrivileges,
+            layout,
+          });
     return new BwrapSandbox(
       bwrap,
       slots,
@@ -156,16 +182,20 @@ export class BwrapSandbox implements Sandbox {
       dropPrivileges,
       seccompPath,
       unusable,
-      await hostLayout(),
+      layout,
       spawner,
       maxFileBytes,
+      warm,
     );
   }
 
   /** Null when sandboxes run here; else why not. Runs `true` in a sandbox once to be sure. */
   check(): Promise<string | null> {
     this.checked ??= this.probe().then((why) => {
-      if (why === null) this.slots?.fill();
+      if (why === null) {
+        this.slots?.fill();
+        this.warm?.fill();
+      }
       return why;
     });
     return this.checked;
@@ -193,7 +223,10 @@ export class BwrapSandbox implements Sandbox {
   async reapOrphans(): Promise<string[]> {
     const reaped: string[] = [];
     const failed: string[] = [];
-    const ours = this.slots?.cgroupNames() ?? new Set<string>();
+    const ours = new Set([
+      ...(this.slots?.cgroupNames() ?? []),
+      ...(this.warm?.cgroupNames() ?? []),
+    ]);
     for (const id of this.cgroups?.list() ?? []) {
       if (this.active.has(id) || ours.has(id)) continue;
       try {
@@ -232,6 +265,7 @@ export class BwrapSandbox implements Sandbox {
 
   close(): Promise<void> {
     return this.state.close(async () => {
+      await this.warm?.close();
       await this.slots?.close();
       await this.spawner.close();
       await Promise.allSettled(this.active.values());
@@ -343,6 +377,11 @@ export class BwrapSandbox implements Sandbox {
     let settle!: () => void;
     this.active.set(spec.id, new Promise<void>((resolve) => (settle = resolve)));
     try {
+      const warm = this.warm?.fits(spec) === true ? this.warm.take(spec.id) : null;
+      if (warm !== null) {
+        const result = await this.runWarm(spec, warm);
+        if (result !== null) return result;
+      }
       const files = spec.files ?? [];
       let slot: Slot;
       try {
@@ -373,12 +412,46 @@ export class BwrapSandbox implements Sandbox {
           },
         );
       }
-      const running = superviseRun(spec, slot, this.spawner, this.launchRequest(spec, slot));
+      const launch = this.launchRequest(spec, slot);
+      const running = superviseRun(spec, slot, this.spawner, () => this.spawner.launch(launch));
       this.slots!.fillSoon();
       return await running;
     } finally {
       this.active.delete(spec.id);
       settle();
+    }
+  }
+
+  /**
+   * Runs `spec` in a warm sandbox: the call's limits on its cgroup, its relay pointed at the
+   * call's egress endpoint, then its line to the stub. The timeout counts from here. Null when
+   * the limits cannot be set (the sandbox is discarded; the caller starts cold).
+   */
+  private async runWarm(spec: SandboxSpec, warm: WarmSandbox): Promise<SandboxResult | null> {
+    const pool = this.warm!;
+    try {
+      warm.slot.cgroup.setLimits(spec.limits);
+    } catch {
+      this.spawner.kill(warm.slot.key);
+      await warm.slot.done;
+      await warm.slot.cgroup.killAll().catch(() => undefined);
+      await warm.slot.cgroup.remove().catch(() => undefined);
+      pool.retire(warm);
+      return null;
+    }
+    warm.relay?.use(spec.egressSocket);
+    const stdin = spec.stdin === undefined ? null : Buffer.from(spec.stdin);
+    const running = superviseRun(
+      spec,
+      warm.slot,
+      this.spawner,
+      () => this.spawner.call({ type: 'call', key: warm.slot.key, line: stubLine(spec), stdin }),
+      true,
+    );
+    try {
+      return await running;
+    } finally {
+      pool.retire(warm);
     }
   }
 

@@ -31,7 +31,15 @@ export class Slot {
   readonly warmed = new Promise<boolean>((resolve) => (this.markWarm = resolve));
   /** Whether the slot ended (its process gone) before a run attached to it. */
   endedBeforeAttach = false;
-  private ended = false;
+  /** The slot's process is gone. */
+  ended = false;
+  /** A warm sandbox's stub: what it wrote on its pipe so far. */
+  private stubText = '';
+  private markStubReady!: (ready: boolean) => void;
+  /** A warm sandbox: resolves true once its stub waits for its call, false if it ended before. */
+  readonly stubReady = new Promise<boolean>((resolve) => (this.markStubReady = resolve));
+  /** A warm sandbox: its stub is about to exec the call's program (so the program started). */
+  execed = false;
   private target: SpawnHandlers | null = null;
   private backlog: ((h: SpawnHandlers) => void)[] = [];
   private markDone!: () => void;
@@ -54,6 +62,11 @@ export class Slot {
     stdout: (data) => this.emit((h) => h.stdout(data)),
     stderr: (data) => this.emit((h) => h.stderr(data)),
     exit: (code, signal) => this.emit((h) => h.exit(code, signal)),
+    stub: (text) => {
+      this.stubText += text;
+      if (this.stubText.startsWith('ready\n')) this.markStubReady(true);
+      if (this.stubText.startsWith('ready\nexec\n')) this.execed = true;
+    },
     closed: (status) => this.end((h) => h.closed(status)),
     lost: () => this.end((h) => h.lost()),
   };
@@ -74,6 +87,7 @@ export class Slot {
   private end(call: (h: SpawnHandlers) => void): void {
     this.ended = true;
     this.markWarm(false);
+    this.markStubReady(false);
     this.emit(call);
     if (this.target === null) this.onEndIdle(this);
     this.markDone();
@@ -81,7 +95,7 @@ export class Slot {
 }
 
 /** What a {@link SlotPool} needs. */
-interface SlotPoolOptions {
+export interface SlotPoolOptions {
   cgroups: Cgroups;
   spawner: SpawnerClient;
   /** The host user of the sandboxes when the gateway runs as root. */
@@ -187,40 +201,13 @@ export class SlotPool {
     }
   }
 
-  private async prepare(cgroup: RunCgroup, fileCount: number): Promise<Slot> {
-    const slot = new Slot(cgroup, fileCount, (s) => this.discard(s));
-    const joinAs = this.joinAs();
-    try {
-      await this.options.spawner.prepare(
-        {
-          type: 'prepare',
-          key: slot.key,
-          file: '/bin/sh',
-          args: [
-            '-c',
-            SLOT_SCRIPT,
-            'gatehouse-sandbox',
-            String(Math.ceil(this.options.maxFileBytes / 512)),
-            ...cgroup.procsFiles,
-            '--',
-          ],
-          uid: joinAs?.uid ?? null,
-          gid: joinAs?.gid ?? null,
-          seccompPath: this.options.seccompPath,
-          fileCount,
-        },
-        slot.handlers,
-      );
-    } catch (err) {
-      await cgroup.remove().catch(() => undefined);
-      throw err;
-    }
-    return slot;
+  private prepare(cgroup: RunCgroup, fileCount: number): Promise<Slot> {
+    return prepareSlot(this.options, cgroup, { fileCount, stub: false }, (s) => this.discard(s));
   }
 
   /** The user a slot's shell runs as: the sandbox user when it can join its cgroups itself. */
   private joinAs(): HostUser | null {
-    return this.options.cgroups.ownerCanJoin ? this.options.owner : null;
+    return joinAs(this.options);
   }
 
   /** A slot that ended before any run took it: forget it and remove its cgroup. */
@@ -236,4 +223,57 @@ export class SlotPool {
       });
     this.cleanups.add(cleanup);
   }
+}
+
+/** What preparing a slot needs of its pool's options. */
+export type SlotOptions = Pick<
+  SlotPoolOptions,
+  'cgroups' | 'spawner' | 'owner' | 'seccompPath' | 'maxFileBytes'
+>;
+
+/** The user a slot's shell runs as: the sandbox user when it can join its cgroups itself. */
+export function joinAs(options: SlotOptions): HostUser | null {
+  return options.cgroups.ownerCanJoin ? options.owner : null;
+}
+
+/**
+ * Spawns a slot in `cgroup`: a shell that joins it and waits for its line. `stub`: the slot of a
+ * warm sandbox, whose stub pipe the spawner reads. `onEndIdle` hears of a slot that ended before
+ * a run attached. Removes the cgroup when the spawn request fails.
+ */
+export async function prepareSlot(
+  options: SlotOptions,
+  cgroup: RunCgroup,
+  o: { fileCount: number; stub: boolean },
+  onEndIdle: (slot: Slot) => void,
+): Promise<Slot> {
+  const slot = new Slot(cgroup, o.fileCount, onEndIdle);
+  const user = joinAs(options);
+  try {
+    await options.spawner.prepare(
+      {
+        type: 'prepare',
+        key: slot.key,
+        file: '/bin/sh',
+        args: [
+          '-c',
+          SLOT_SCRIPT,
+          'gatehouse-sandbox',
+          String(Math.ceil(options.maxFileBytes / 512)),
+          ...cgroup.procsFiles,
+          '--',
+        ],
+        uid: user?.uid ?? null,
+        gid: user?.gid ?? null,
+        seccompPath: options.seccompPath,
+        fileCount: o.fileCount,
+        ...(o.stub ? { stub: true } : {}),
+      },
+      slot.handlers,
+    );
+  } catch (err) {
+    await cgroup.remove().catch(() => undefined);
+    throw err;
+  }
+  return slot;
 }

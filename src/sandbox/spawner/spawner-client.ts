@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ResourceLifecycle } from '../../core/index.js';
 import type {
+  CallRequest,
   LaunchRequest,
+  StartRequest,
   PrepareRequest,
   SpawnerEvent,
   SpawnerRequest,
@@ -19,6 +21,8 @@ export interface SpawnHandlers {
   stdout(data: Buffer): void;
   stderr(data: Buffer): void;
   exit(code: number | null, signal: string | null): void;
+  /** What a warm sandbox's stub wrote on its pipe. */
+  stub?(text: string): void;
   /** Every stream closed; `status` is what was written to the status pipe. Always the last call. */
   closed(status: string): void;
   /** The spawner died: the slot's processes die with it (--die-with-parent). Always the last call. */
@@ -59,6 +63,16 @@ export class SpawnerClient {
 
   /** Starts the sandbox of a prepared slot (ignored if the slot is gone). */
   launch(req: LaunchRequest): void {
+    this.send(req);
+  }
+
+  /** Starts a warm sandbox's bubblewrap before its call (ignored if the slot is gone). */
+  startWarm(req: StartRequest): void {
+    this.send(req);
+  }
+
+  /** Hands a warm sandbox its call (ignored if the slot is gone). */
+  call(req: CallRequest): void {
     this.send(req);
   }
 
@@ -147,6 +161,9 @@ export class SpawnerClient {
         return;
       case 'exit':
         handlers.exit(event.code, event.signal);
+        return;
+      case 'stub':
+        handlers.stub?.(event.text);
         return;
       case 'closed':
         this.slots.delete(event.key);

@@ -16,7 +16,9 @@ import { closeSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSyn
 import type { Readable, Writable } from 'node:stream';
 import { SPAWN_FD } from './spawner-protocol.js';
 import type {
+  CallRequest,
   LaunchRequest,
+  StartRequest,
   PrepareRequest,
   SpawnerEvent,
   SpawnerRequest,
@@ -99,6 +101,11 @@ function prepare(req: PrepareRequest): void {
       send({ type: 'warm', key: req.key });
     }
   });
+  if (req.stub === true) {
+    const stub = (child.stdio as unknown[])[SPAWN_FD.FIRST_FILE] as Readable;
+    stub.setEncoding('utf8');
+    stub.on('data', (text: string) => send({ type: 'stub', key: req.key, text }));
+  }
   forward(req.key, 'stdout', child.stdio[1] as Readable);
   forward(req.key, 'stderr', child.stdio[2] as Readable);
   child.on('exit', (code, signal) => send({ type: 'exit', key: req.key, code, signal }));
@@ -116,6 +123,22 @@ function launch(req: LaunchRequest): void {
   pipe(SPAWN_FD.OPTIONS).end(req.options);
   pipe(0).end(req.stdin ?? undefined);
   pipe(SPAWN_FD.LINE).end(`${req.line}\n`);
+}
+
+/** Starts a warm sandbox's bubblewrap; its stdin and stub pipe stay open for the call. */
+function start(req: StartRequest): void {
+  const slot = slots.get(req.key);
+  if (slot === undefined) return;
+  ((slot.child.stdio as unknown[])[SPAWN_FD.OPTIONS] as Writable).end(req.options);
+  ((slot.child.stdio as unknown[])[SPAWN_FD.LINE] as Writable).end(`${req.line}\n`);
+}
+
+/** Hands a warm sandbox's stub its call, and the program its stdin. */
+function call(req: CallRequest): void {
+  const slot = slots.get(req.key);
+  if (slot === undefined) return; // it died; the gateway has heard 'closed'
+  (slot.child.stdio[0] as Writable).end(req.stdin ?? undefined);
+  ((slot.child.stdio as unknown[])[SPAWN_FD.FIRST_FILE] as Writable).end(`${req.line}\n`);
 }
 
 /** Sends each chunk as it comes; pauses reading while too many wait to be written to IPC. */
@@ -143,6 +166,12 @@ function handle(req: SpawnerRequest): void {
       return;
     case 'launch':
       launch(req);
+      return;
+    case 'start':
+      start(req);
+      return;
+    case 'call':
+      call(req);
       return;
     case 'kill':
       slots.get(req.key)?.child.kill('SIGKILL');

@@ -35,6 +35,31 @@ export interface PrepareRequest {
   seccompPath: string;
   /** How many file pipes (from FIRST_FILE) the slot has. */
   fileCount: number;
+  /**
+   * A warm sandbox's stub pipe (FIRST_FILE): what the stub inside writes there (`ready`, `exec`)
+   * comes back as `stub` events; the call's line goes in by `call`.
+   */
+  stub?: boolean;
+}
+
+/**
+ * Gateway → spawner: start a warm sandbox's bubblewrap now, before its call: its options and the
+ * line, but stdin and the stub pipe stay open for the call.
+ */
+export interface StartRequest {
+  type: 'start';
+  key: string;
+  line: string;
+  options: Uint8Array;
+}
+
+/** Gateway → spawner: hand a warm sandbox's stub its call (one line) and the program's stdin. */
+export interface CallRequest {
+  type: 'call';
+  key: string;
+  /** The stub's line, without its newline. */
+  line: string;
+  stdin: Uint8Array | null;
 }
 
 /** Gateway → spawner: start the sandbox of a prepared slot. */
@@ -64,7 +89,8 @@ interface ClosingRequest {
   type: 'closing';
 }
 
-export type SpawnerRequest = PrepareRequest | LaunchRequest | ControlRequest | ClosingRequest;
+export type SpawnerRequest =
+  PrepareRequest | LaunchRequest | StartRequest | CallRequest | ControlRequest | ClosingRequest;
 
 /** Spawner → gateway. */
 export type SpawnerEvent =
@@ -75,5 +101,7 @@ export type SpawnerEvent =
   | { type: 'failed'; key: string; message: string }
   | { type: 'stdout' | 'stderr'; key: string; data: Uint8Array }
   | { type: 'exit'; key: string; code: number | null; signal: string | null }
+  /** What a warm sandbox's stub wrote on its pipe (`ready\n`, then `exec\n` just before the exec). */
+  | { type: 'stub'; key: string; text: string }
   /** Every stream of the slot has closed; `status` is what was written to STATUS. */
   | { type: 'closed'; key: string; status: string };

@@ -1,13 +1,13 @@
 import type { SandboxKill, SandboxResult, SandboxSpec } from '../sandbox.js';
 import type { Slot } from './slot-pool.js';
 import type { SpawnerClient } from './spawner-client.js';
-import type { LaunchRequest } from './spawner-protocol.js';
 
 /** After bubblewrap exits and the cgroup is swept, how long its pipes may stay open. */
 const RELEASE_AFTER_EXIT_MS = 2_000;
 
 /**
- * Launches a slot and follows it to its end: streams output to the spec, enforces the timeout
+ * Launches a slot (`launch`: a cold slot's line, or a warm sandbox's call; `warm` for the latter)
+ * and follows it to its end: streams output to the spec, enforces the timeout
  * and the abort signal by killing the whole cgroup, sweeps the cgroup when bubblewrap exits (a
  * detached grandchild dies too), then reads usage and limit hits and removes the cgroup.
  * @throws whatever the spec's output callbacks threw (after the run is cleaned up).
@@ -16,7 +16,8 @@ export function superviseRun(
   spec: SandboxSpec,
   slot: Slot,
   spawner: SpawnerClient,
-  launch: LaunchRequest,
+  launch: () => void,
+  warm = false,
 ): Promise<SandboxResult> {
   const cgroup = slot.cgroup;
   return new Promise<SandboxResult>((resolve, reject) => {
@@ -71,7 +72,9 @@ export function superviseRun(
       resolve({
         exitCode: exit?.code ?? null,
         signal: exit?.signal ?? null,
-        started: wasStarted(status, exit, lost, slot.endedBeforeAttach),
+        // A warm stub says `exec` just before it execs the program; bubblewrap's status says
+        // nothing of the program then (bubblewrap started the stub long before).
+        started: warm ? slot.execed : wasStarted(status, exit, lost, slot.endedBeforeAttach),
         // A run that hit a limit and then ran out its time (a fork bomb spinning on failed forks)
         // was stopped by that limit: report the cause, not the clock.
         killed: killed === 'timeout' && hit !== null ? hit : (killed ?? hit),
@@ -95,7 +98,7 @@ export function superviseRun(
     });
     // Aborted while the slot was being readied: end the slot without launching anything.
     if (spec.signal.aborted) kill('abort');
-    else spawner.launch(launch);
+    else launch();
   });
 }
 
