@@ -5,12 +5,14 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SideEffectClass } from '../../src/core/index.js';
 import { GatewayEgress } from '../../src/egress/index.js';
 import type { EgressDecision } from '../../src/egress/index.js';
 import { HttpExecutor, upstreamIdempotencyKey } from '../../src/executors/index.js';
+import type { HttpOutput } from '../../src/executors/http/http-response.js';
 import { OutputCapture, judgeExecution } from '../../src/invocation/index.js';
 import type { ExecutionRequest, ExecutionResult } from '../../src/invocation/index.js';
 import { Redactor } from '../../src/secrets/index.js';
@@ -179,12 +181,7 @@ async function run(
   return { result, egress: decisions };
 }
 
-function output(r: ExecutionResult): {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-  bodyTruncated?: { bytes: number; artifact?: string };
-} {
+function output(r: ExecutionResult): HttpOutput {
   return r.output as never;
 }
 
@@ -459,6 +456,38 @@ describe('the http executor', () => {
     const echoed = (output(result).body as { plain: string }).plain;
     expect(echoed).toMatch(/^Bearer \S+$/);
     expect(echoed).not.toBe(`Bearer ${SECRET}`);
+  });
+
+  it('withholds a compressed body of an answer to a request carrying a brokered header (it asked for identity)', async () => {
+    api.handle((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ echoed: req.headers.authorization })));
+    });
+    const d = descriptor(
+      { method: 'GET', url: `http://tickets.test:${api.port}/whoami` },
+      {
+        credentials: [
+          {
+            ref: 'tickets-token',
+            scope: 'read',
+            inject: { header: 'Authorization', format: 'Bearer {value}' },
+          },
+        ],
+      },
+    );
+    const { result } = await run(
+      d,
+      {},
+      {
+        headers: [{ name: 'Authorization', value: `Bearer ${SECRET}` }],
+        secrets: [{ name: 'tickets-token', value: SECRET }],
+      },
+    );
+    expect(api.seen[0]!.headers['accept-encoding']).toBe('identity');
+    expect(result.status).toBe('observed');
+    expect(output(result)).toMatchObject({ status: 200, body: null });
+    expect(output(result).bodyWithheld).toMatch(/content-encoding gzip .* withheld/);
+    expect(JSON.stringify(result)).not.toContain('artifact');
   });
 
   it('streams a 20 MB response: observed, cut to the bound, the artifact holds it whole', async () => {

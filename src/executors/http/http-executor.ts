@@ -135,9 +135,12 @@ export class HttpExecutor implements Executor {
         return refusedRedirect(`more than ${this.maxRedirects} redirects`);
       url = target;
     }
-    const body = await readBody(response, req.capture());
+    const withheld = (req.headers?.length ?? 0) > 0 ? compressedBody(response) : null;
+    if (withheld !== null) await response.body?.cancel().catch(() => undefined);
+    const body = withheld !== null ? { captured: null } : await readBody(response, req.capture());
     if (body.error !== undefined) return lost(req, body.error, 'while the response body arrived');
     const { output, full } = httpOutput(response, body.captured);
+    if (withheld !== null) output.bodyWithheld = withheld;
     const extra = full === undefined ? {} : { full };
     const status = response.status;
     if (status >= 200 && status < 300) return { status: 'observed', output, ...extra };
@@ -163,6 +166,17 @@ export class HttpExecutor implements Executor {
           }),
     };
   }
+}
+
+/**
+ * Why the body of an answer to a request carrying brokered headers is withheld, or null: the
+ * request asked for `identity`, and compressed bytes hide an echoed credential from the redactor
+ * (in the output and in the artifact an agent could inflate).
+ */
+function compressedBody(response: Response): string | null {
+  const coding = response.headers.get('content-encoding')?.trim().toLowerCase();
+  if (coding === undefined || coding === '' || coding === 'identity') return null;
+  return `the upstream answered with content-encoding ${coding} although the request asked for identity; a compressed body of an answer to a request carrying a brokered credential cannot be checked for that credential, so it is withheld`;
 }
 
 /** A call that stopped before its request was sent. */

@@ -24,6 +24,8 @@ export interface HttpOutput {
   body: unknown;
   /** When the body was cut: its size and the artifact holding it whole. */
   bodyTruncated?: CutNote;
+  /** Why the body is not shown (null then): a compressed answer to a credentialed request. */
+  bodyWithheld?: string;
 }
 
 /** The body as read: captured (redacted, bounded, spooled) and whether it arrived whole. */
