@@ -5,6 +5,8 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { loadConfig, openDemo } from '../src/app/index.js';
+import type { Gateway } from '../src/app/index.js';
+import type { Principal } from '../src/tenancy/index.js';
 import { BwrapSandbox } from '../src/sandbox/index.js';
 import type { BareCommand } from '../src/sandbox/index.js';
 import { collectGarbage, timeConcurrent, timeSequential } from './measure.js';
@@ -43,16 +45,7 @@ export async function sandboxBench(
   try {
     if (gateway.execution.sandboxProblem) return { skipped: gateway.execution.sandboxProblem };
     const agent = gateway.directory.authenticate(tokens.agent)!;
-    const call = async (key: string): Promise<void> => {
-      const r = await gateway.invocations.invoke(agent, {
-        tool: { id: 'demo/sh', version: '1.0.0' },
-        input: { script: 'true' },
-        environment: 'dev',
-        idempotencyKey: key,
-      });
-      if (r.status !== 'observed')
-        throw new Error(`demo/sh ended ${r.status}: ${JSON.stringify(r.error)}`);
-    };
+    const call = shTrue(gateway, agent);
     await timeSequential(WARMUP, (i) => call(`warm-${i}`));
     collectGarbage();
     const governed = await timeSequential(CALLS, (i) => call(`seq-${i}`));
@@ -143,16 +136,7 @@ async function warmBench(
     const pool = gateway.execution.warmPool;
     if (pool === undefined) return { skipped: 'no warm pool here (it needs cgroup v1)' };
     const agent = gateway.directory.authenticate(tokens.agent)!;
-    const call = async (key: string): Promise<void> => {
-      const r = await gateway.invocations.invoke(agent, {
-        tool: { id: 'demo/sh', version: '1.0.0' },
-        input: { script: 'true' },
-        environment: 'dev',
-        idempotencyKey: key,
-      });
-      if (r.status !== 'observed')
-        throw new Error(`demo/sh ended ${r.status}: ${JSON.stringify(r.error)}`);
-    };
+    const call = shTrue(gateway, agent);
     // Each measured call or round starts on a full pool at rest (no refill running beside it): the
     // warm path itself, as a call sees it when the refill keeps up with the calls.
     const refilled = async (): Promise<void> => {
@@ -224,4 +208,18 @@ function runBare(c: BareCommand): Promise<void> {
       else reject(new Error(`bare bwrap exited ${code}: ${err}`));
     });
   });
+}
+
+/** One governed `demo/sh` call running `true`, named by its idempotency key; throws unless observed. */
+function shTrue(gateway: Gateway, agent: Principal): (key: string) => Promise<void> {
+  return async (key) => {
+    const r = await gateway.invocations.invoke(agent, {
+      tool: { id: 'demo/sh', version: '1.0.0' },
+      input: { script: 'true' },
+      environment: 'dev',
+      idempotencyKey: key,
+    });
+    if (r.status !== 'observed')
+      throw new Error(`demo/sh ended ${r.status}: ${JSON.stringify(r.error)}`);
+  };
 }

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { OnConflictBuilder } from 'kysely';
 import type { Tables } from '../schema/tables.js';
 import { OUTBOX_CHANNEL } from './outbox-listener.js';
 import { insertLedgerRows } from './postgres-ledger.js';
@@ -56,28 +57,11 @@ export async function insertSaveRows(
     q = q.with('o', (db) => db.insertInto('outbox').values(ledger.outbox));
   if (rows.updated.length > 0)
     q = q.with('u', (db) =>
-      db
-        .insertInto('invocations')
-        .values(rows.updated)
-        .onConflict((oc) =>
-          oc.column('id').doUpdateSet((eb) => ({
-            status: eb.ref('excluded.status'),
-            record: eb.ref('excluded.record'),
-            updated_at: eb.ref('excluded.updated_at'),
-            node: eb.ref('excluded.node'),
-          })),
-        ),
+      db.insertInto('invocations').values(rows.updated).onConflict(updateCall),
     );
   if (rows.receipts.length > 0)
     q = q.with('r', (db) =>
-      db
-        .insertInto('receipts')
-        .values(rows.receipts)
-        .onConflict((oc) =>
-          oc
-            .column('invocation_id')
-            .doUpdateSet((eb) => ({ envelope: eb.ref('excluded.envelope') })),
-        ),
+      db.insertInto('receipts').values(rows.receipts).onConflict(updateReceipt),
     );
   // Delivered at commit (once per transaction): other nodes' event streams read the outbox.
   const notify = ledger.outbox.length > 0 ? sql`pg_notify(${OUTBOX_CHANNEL}, '')` : sql`null`;
@@ -108,24 +92,32 @@ async function insertApart(
     await tx
       .insertInto('invocations')
       .values(rows.updated.slice(i, i + 1_000))
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          status: eb.ref('excluded.status'),
-          record: eb.ref('excluded.record'),
-          updated_at: eb.ref('excluded.updated_at'),
-          node: eb.ref('excluded.node'),
-        })),
-      )
+      .onConflict(updateCall)
       .execute();
   }
   for (let i = 0; i < rows.receipts.length; i += 1_000) {
     await tx
       .insertInto('receipts')
       .values(rows.receipts.slice(i, i + 1_000))
-      .onConflict((oc) =>
-        oc.column('invocation_id').doUpdateSet((eb) => ({ envelope: eb.ref('excluded.envelope') })),
-      )
+      .onConflict(updateReceipt)
       .execute();
   }
   return inserted;
+}
+
+/** A stored call is updated to the step's status, record and node. */
+function updateCall(oc: OnConflictBuilder<Tables, 'invocations'>) {
+  return oc.column('id').doUpdateSet((eb) => ({
+    status: eb.ref('excluded.status'),
+    record: eb.ref('excluded.record'),
+    updated_at: eb.ref('excluded.updated_at'),
+    node: eb.ref('excluded.node'),
+  }));
+}
+
+/** A call's stored receipt is replaced by the one this batch signed. */
+function updateReceipt(oc: OnConflictBuilder<Tables, 'receipts'>) {
+  return oc
+    .column('invocation_id')
+    .doUpdateSet((eb) => ({ envelope: eb.ref('excluded.envelope') }));
 }
