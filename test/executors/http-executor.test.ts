@@ -185,6 +185,30 @@ function output(r: ExecutionResult): HttpOutput {
   return r.output as never;
 }
 
+/** A GET of the upstream's `/whoami` holding the brokered `tickets-token` as its bearer token. */
+function whoamiWithToken(): ReturnType<typeof run> {
+  const d = descriptor(
+    { method: 'GET', url: `http://tickets.test:${api.port}/whoami` },
+    {
+      credentials: [
+        {
+          ref: 'tickets-token',
+          scope: 'read',
+          inject: { header: 'Authorization', format: 'Bearer {value}' },
+        },
+      ],
+    },
+  );
+  return run(
+    d,
+    {},
+    {
+      headers: [{ name: 'Authorization', value: `Bearer ${SECRET}` }],
+      secrets: [{ name: 'tickets-token', value: SECRET }],
+    },
+  );
+}
+
 describe('the http executor', () => {
   it('fills the URL template, query and headers from the input and observes a 2xx', async () => {
     api.handle((_req, res) => {
@@ -427,26 +451,7 @@ describe('the http executor', () => {
         }),
       );
     });
-    const d = descriptor(
-      { method: 'GET', url: `http://tickets.test:${api.port}/whoami` },
-      {
-        credentials: [
-          {
-            ref: 'tickets-token',
-            scope: 'read',
-            inject: { header: 'Authorization', format: 'Bearer {value}' },
-          },
-        ],
-      },
-    );
-    const { result } = await run(
-      d,
-      {},
-      {
-        headers: [{ name: 'Authorization', value: `Bearer ${SECRET}` }],
-        secrets: [{ name: 'tickets-token', value: SECRET }],
-      },
-    );
+    const { result } = await whoamiWithToken();
     expect(api.seen[0]!.headers.authorization).toBe(`Bearer ${SECRET}`);
     expect(result.status).toBe('observed');
     const text = JSON.stringify(result.output);
@@ -463,26 +468,7 @@ describe('the http executor', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       res.end(gzipSync(JSON.stringify({ echoed: req.headers.authorization })));
     });
-    const d = descriptor(
-      { method: 'GET', url: `http://tickets.test:${api.port}/whoami` },
-      {
-        credentials: [
-          {
-            ref: 'tickets-token',
-            scope: 'read',
-            inject: { header: 'Authorization', format: 'Bearer {value}' },
-          },
-        ],
-      },
-    );
-    const { result } = await run(
-      d,
-      {},
-      {
-        headers: [{ name: 'Authorization', value: `Bearer ${SECRET}` }],
-        secrets: [{ name: 'tickets-token', value: SECRET }],
-      },
-    );
+    const { result } = await whoamiWithToken();
     expect(api.seen[0]!.headers['accept-encoding']).toBe('identity');
     expect(result.status).toBe('observed');
     expect(output(result)).toMatchObject({ status: 200, body: null });
