@@ -8,6 +8,7 @@ export {
 export type { EgressLimits } from './lease-server.js';
 export { EGRESS_ANSWER_HEADER } from './forward.js';
 export type { EgressDecision } from './decision.js';
+export { compressedAnswer } from './response-scrub.js';
 // The gateway's own egress (HTTP MCP upstreams, HTTP tools): checked, resolved once, pinned.
 export {
   GatewayEgress,

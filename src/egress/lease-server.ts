@@ -15,7 +15,7 @@ import {
   rawResponse,
   upstreamHeaders,
 } from './forward.js';
-import { scrubBody, scrubHeaders, unscrubbable } from './response-scrub.js';
+import { compressedAnswer, scrubBody, scrubHeaders } from './response-scrub.js';
 import type { ResponseScrub } from './response-scrub.js';
 import { parseConnectTarget, parseHttpTarget } from './target.js';
 import type { EgressTarget } from './target.js';
@@ -223,7 +223,7 @@ export class EgressLeaseServer {
       else res.destroy();
     });
     upstream.on('response', (response) => {
-      const withheld = scrub ? unscrubbable(response.headers['content-encoding']) : null;
+      const withheld = scrub ? compressedAnswer(response.headers['content-encoding']) : null;
       if (withheld !== null) {
         response.destroy();
         reply(res, 502, withheld);

@@ -41,11 +41,12 @@ export function scrubBody(scrub: ResponseScrub): Transform {
 }
 
 /**
- * Why an answer cannot be scrubbed and must not reach the program, or null: a compressed body hides
- * an echoed credential from the scrubber (the proxy asked for `identity`).
+ * Why the body of an answer to a request that carried a brokered credential is withheld, or null:
+ * the request asked for `identity`, and a compressed body hides an echoed credential from the
+ * redactor. Used by the egress proxy and the HTTP executor alike.
  */
-export function unscrubbable(contentEncoding: string | undefined): string | null {
+export function compressedAnswer(contentEncoding: string | null | undefined): string | null {
   const coding = contentEncoding?.trim().toLowerCase();
   if (coding === undefined || coding === '' || coding === 'identity') return null;
-  return `the upstream answered with content-encoding ${coding} although the proxy asked for identity; a compressed answer to a request that carries a brokered credential cannot be checked for that credential, so it is withheld`;
+  return `the upstream answered with content-encoding ${coding} although the request asked for identity; a compressed answer to a request that carries a brokered credential cannot be checked for that credential, so it is withheld`;
 }

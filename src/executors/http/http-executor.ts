@@ -1,4 +1,4 @@
-import { PinnedFetchError } from '../../egress/index.js';
+import { PinnedFetchError, compressedAnswer } from '../../egress/index.js';
 import type { GatewayEgressOpening, PinnedFetch } from '../../egress/index.js';
 import type {
   ExecutionReport,
@@ -135,7 +135,10 @@ export class HttpExecutor implements Executor {
         return refusedRedirect(`more than ${this.maxRedirects} redirects`);
       url = target;
     }
-    const withheld = (req.headers?.length ?? 0) > 0 ? compressedBody(response) : null;
+    const withheld =
+      (req.headers?.length ?? 0) > 0
+        ? compressedAnswer(response.headers.get('content-encoding'))
+        : null;
     if (withheld !== null) await response.body?.cancel().catch(() => undefined);
     const body = withheld !== null ? { captured: null } : await readBody(response, req.capture());
     if (body.error !== undefined) return lost(req, body.error, 'while the response body arrived');
@@ -166,17 +169,6 @@ export class HttpExecutor implements Executor {
           }),
     };
   }
-}
-
-/**
- * Why the body of an answer to a request carrying brokered headers is withheld, or null: the
- * request asked for `identity`, and compressed bytes hide an echoed credential from the redactor
- * (in the output and in the artifact an agent could inflate).
- */
-function compressedBody(response: Response): string | null {
-  const coding = response.headers.get('content-encoding')?.trim().toLowerCase();
-  if (coding === undefined || coding === '' || coding === 'identity') return null;
-  return `the upstream answered with content-encoding ${coding} although the request asked for identity; a compressed body of an answer to a request carrying a brokered credential cannot be checked for that credential, so it is withheld`;
 }
 
 /** A call that stopped before its request was sent. */
