@@ -123,13 +123,14 @@ export class McpExecutor implements Executor {
     }
     out.content = r.content;
     if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-    const json = Buffer.from(JSON.stringify(out));
-    if (json.length <= this.maxOutputBytes) return { output: out };
+    const json = JSON.stringify(out);
+    const bytes = Buffer.byteLength(json);
+    if (bytes <= this.maxOutputBytes) return { output: out };
     const whole = await spoolAnswer(json, req.capture());
     // Redaction shrank it to what the capture holds in memory: the sanitize stage bounds it.
     if (!whole.truncated) return { output: out };
     // Cut what the agent may see, never the raw answer: a secret cut in half would stay.
-    const cut = boundOutput(req.redact(out), this.maxOutputBytes, json.length);
+    const cut = boundOutput(req.redact(out), this.maxOutputBytes, bytes);
     const truncated = { ...(cut.truncated as object), ...cutNote(whole) };
     return { output: { ...cut, truncated }, full: out };
   }

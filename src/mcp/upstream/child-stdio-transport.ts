@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { Writable } from 'node:stream';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/client';
+import { serializeMessage } from '@modelcontextprotocol/client';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { MessageLines } from './message-lines.js';
 
 /** How to start a stdio server in a prepared process (a sandbox): the exact spawn, nothing added. */
 export interface ChildStdioOptions {
@@ -11,6 +12,8 @@ export interface ChildStdioOptions {
   args: string[];
   /** The whole environment of the spawned file (nothing is inherited). */
   env: Record<string, string>;
+  /** The child's working directory (undefined: the gateway's). */
+  cwd: string | undefined;
   /** Spawn as this host user (null: as the gateway's). */
   user: { uid: number; gid: number } | null;
   /** Open descriptors the child gets from 3 on (e.g. a seccomp filter); the caller closes them. */
@@ -28,8 +31,10 @@ export interface ChildStdioOptions {
 
 /**
  * An MCP client transport over a child process's stdin and stdout (newline-delimited JSON-RPC, the
- * SDK's own framing), for spawns the SDK's StdioClientTransport cannot make: another user, extra
- * descriptors, no inherited environment. stderr is a stream of its own for diagnostics.
+ * SDK's own framing), for every stdio upstream: it makes spawns the SDK's StdioClientTransport
+ * cannot (another user, extra descriptors, no inherited environment), and it reads a large answer
+ * in linear time and memory (see {@link MessageLines}). stderr is a stream of its own for
+ * diagnostics.
  */
 export class ChildStdioTransport implements Transport {
   onclose?: () => void;
@@ -37,11 +42,11 @@ export class ChildStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly buffer: ReadBuffer;
+  private readonly lines: MessageLines;
   readonly stderr = new PassThrough();
 
   constructor(private readonly options: ChildStdioOptions) {
-    this.buffer = new ReadBuffer({ maxBufferSize: options.maxBufferSize });
+    this.lines = new MessageLines(options.maxBufferSize);
   }
 
   /** The spawned process's id, while it runs. */
@@ -54,8 +59,7 @@ export class ChildStdioTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawn(this.options.file, this.options.args, {
         env: this.options.env,
-        // Never the gateway's directory: a sandbox reads its bubblewrap's in /proc/1/cwd.
-        cwd: '/',
+        cwd: this.options.cwd,
         stdio: [
           'pipe',
           'pipe',
@@ -86,12 +90,7 @@ export class ChildStdioTransport implements Transport {
       child.stdin?.on('error', (err) => this.onerror?.(err));
       child.stdout?.on('data', (chunk: Buffer) => {
         try {
-          this.buffer.append(chunk);
-          for (;;) {
-            const message = this.buffer.readMessage();
-            if (message === null) break;
-            this.onmessage?.(message);
-          }
+          for (const message of this.lines.append(chunk)) this.onmessage?.(message);
         } catch (err) {
           this.onerror?.(err as Error);
           void this.close();

@@ -46,7 +46,7 @@ export interface UpstreamConnectionOptions {
 
 /** A prepared spawn of a stdio server, and how to give back what it holds. */
 export interface LaunchedStdio {
-  spawn: Omit<ChildStdioOptions, 'maxBufferSize'>;
+  spawn: Omit<ChildStdioOptions, 'maxBufferSize' | 'cwd'>;
   /** Called once when the process is gone (release the lease, remove the workspace). */
   release: () => Promise<void>;
 }

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
+import { LineOverBound } from './message-lines.js';
 
 /**
  * An upstream sent one JSON-RPC message over the connection's bound. The SDK's transports hold a
@@ -15,12 +16,9 @@ export class MessageTooLarge extends Error {
   }
 }
 
-/**
- * Whether a stdio transport's error is its read buffer's bound. The SDK's `ReadBuffer` (used by its
- * StdioClientTransport and by the sandboxed ChildStdioTransport) says so only in its message.
- */
+/** Whether a stdio transport's error is its message bound. */
 export function isReadBufferOverflow(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('ReadBuffer exceeded maximum size');
+  return err instanceof LineOverBound;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FetchLike, Transport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ChildStdioTransport } from './child-stdio-transport.js';
 import { dieWithGateway } from './die-with-gateway.js';
 import type {
@@ -41,14 +41,14 @@ export async function createTransport(
     }
   }
   const transport = launched
-    ? new ChildStdioTransport({ ...launched.spawn, maxBufferSize: options.maxMessageBytes })
+    ? new ChildStdioTransport({
+        ...launched.spawn,
+        // Never the gateway's directory: a sandbox reads its bubblewrap's in /proc/1/cwd.
+        cwd: '/',
+        maxBufferSize: options.maxMessageBytes,
+      })
     : options.transport.type === 'stdio'
-      ? new StdioClientTransport({
-          ...(await dieWithGateway(options.transport.command, options.transport.args)),
-          ...(Object.keys(env).length > 0 ? { env } : {}),
-          stderr: 'pipe',
-          maxBufferSize: options.maxMessageBytes,
-        })
+      ? await unsandboxed(options.transport.command, options.transport.args, env, options)
       : new StreamableHTTPClientTransport(new URL(options.transport.url), {
           requestInit: {
             headers: headersFor(new URL(options.transport.url), issued?.headers ?? []),
@@ -64,11 +64,31 @@ export async function createTransport(
   return { transport, launched };
 }
 
+/**
+ * A stdio server started outside the sandbox, as the SDK's StdioClientTransport would start it
+ * (its default environment with `env` over it, the gateway's directory), dying with the gateway.
+ */
+async function unsandboxed(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  options: UpstreamConnectionOptions,
+): Promise<ChildStdioTransport> {
+  const spawn = await dieWithGateway(command, args);
+  return new ChildStdioTransport({
+    file: spawn.command,
+    args: spawn.args,
+    env: { ...getDefaultEnvironment(), ...env },
+    cwd: undefined,
+    user: null,
+    extraFds: [],
+    maxBufferSize: options.maxMessageBytes,
+  });
+}
+
 /** True when the transport runs a stdio server's process (so it has a pid and stderr). */
-export function isStdio(
-  transport: Transport,
-): transport is StdioClientTransport | ChildStdioTransport {
-  return transport instanceof StdioClientTransport || transport instanceof ChildStdioTransport;
+export function isStdio(transport: Transport): transport is ChildStdioTransport {
+  return transport instanceof ChildStdioTransport;
 }
 
 /** The issued headers meant for `url`'s host (a header without a host goes to every request). */
