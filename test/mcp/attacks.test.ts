@@ -132,6 +132,8 @@ describe('misbehaving upstreams', () => {
       output: Cut & { content: { text: string }[] };
     };
     expect(cutEdge.output.content[0]!.text).toMatch(/^the variable holds z+ \[REDACTED:/);
+    // One secret, counted once (not once in the artifact and again in what the agent sees).
+    expect(h.removed).toBe(1);
     expect(JSON.stringify(cutEdge.output)).not.toContain('ghp_');
     const kept = (await h.artifacts.get(cutEdge.output.truncated.artifact))!.toString();
     expect(kept).toContain(`z [REDACTED:`);

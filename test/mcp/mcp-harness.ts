@@ -14,6 +14,7 @@ import { McpService } from '../../src/mcp/index.js';
 import type { McpServiceOptions } from '../../src/mcp/index.js';
 import type { ToolDescriptor } from '../../src/tools/index.js';
 import { patternRedactor } from '../../src/secrets/index.js';
+import type { Removal } from '../../src/secrets/index.js';
 import {
   FileArtifactStore,
   SqliteAuditStore,
@@ -69,6 +70,8 @@ export class McpHarness {
   executor!: McpExecutor;
   /** Where the calls' cut answers are kept whole. */
   readonly artifacts = new FileArtifactStore(join(this.dir, 'artifacts'));
+  /** How many secrets the last call's executor removed (its captures and redactions together). */
+  removed = 0;
   private fixture: string | null = null;
   private configs = 0;
 
@@ -152,6 +155,8 @@ export class McpHarness {
       caller?: CallerChannel;
     } = {},
   ): Promise<ExecutionResult> {
+    const captures: OutputCapture[] = [];
+    const removed: Removal[] = [];
     const req: ExecutionRequest = {
       invocationId: 'inv-1',
       tenant: TENANT,
@@ -171,12 +176,25 @@ export class McpHarness {
       effectiveClass: o.class ?? descriptor.sideEffect.class,
       signal: o.signal ?? new AbortController().signal,
       timeoutMs: o.timeoutMs ?? 5_000,
-      capture: () => new OutputCapture(this.artifacts, patternRedactor().stream(), 4096),
-      redact: (value) => patternRedactor().redactJson(value).value,
+      capture: () => {
+        const c = new OutputCapture(this.artifacts, patternRedactor().stream(), 4096);
+        captures.push(c);
+        return c;
+      },
+      redact: (value) => {
+        const r = patternRedactor().redactJson(value);
+        removed.push(...r.removals);
+        return r.value;
+      },
       redactAlso: () => {},
       ...(o.caller ? { caller: o.caller } : {}),
     };
-    return judgeExecution(await this.executor.execute(req), req.effectiveClass);
+    const result = judgeExecution(await this.executor.execute(req), req.effectiveClass);
+    this.removed = [...removed, ...captures.flatMap((c) => c.removals())].reduce(
+      (n, r) => n + r.count,
+      0,
+    );
+    return result;
   }
 
   /** The tenant's audit records, in order. */

@@ -123,14 +123,15 @@ export class McpExecutor implements Executor {
     }
     out.content = r.content;
     if (r.structuredContent !== undefined) out.structuredContent = r.structuredContent;
-    const json = JSON.stringify(out);
-    const bytes = Buffer.byteLength(json);
+    const bytes = Buffer.byteLength(JSON.stringify(out));
     if (bytes <= this.maxOutputBytes) return { output: out };
-    const whole = await spoolAnswer(json, req.capture());
+    // Redacted once, before it is cut (a secret cut in half would stay) or spooled: the capture's
+    // own pass then finds only what hides in the JSON text, so no removal is counted twice.
+    const shown = req.redact(out);
+    const whole = await spoolAnswer(JSON.stringify(shown), req.capture());
     // Redaction shrank it to what the capture holds in memory: the sanitize stage bounds it.
-    if (!whole.truncated) return { output: out };
-    // Cut what the agent may see, never the raw answer: a secret cut in half would stay.
-    const cut = boundOutput(req.redact(out), this.maxOutputBytes, bytes);
+    if (!whole.truncated) return { output: shown, full: out };
+    const cut = boundOutput(shown, this.maxOutputBytes, bytes);
     const truncated = { ...(cut.truncated as object), ...cutNote(whole) };
     return { output: { ...cut, truncated }, full: out };
   }
