@@ -199,7 +199,7 @@ export class Gateway {
       throw err;
     }
     const logger = deps.logger ?? createLogger({ level: config.logLevel });
-    const tracing = openTracing(config.tracing, VERSION);
+    const tracing = await openTracing(config.tracing, VERSION);
     let execution: Execution | undefined;
     let mcpService: McpService | undefined;
     let pending: PendingOutcomes | undefined;

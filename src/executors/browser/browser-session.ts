@@ -1,7 +1,6 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { ExecutionLease } from '../../invocation/index.js';
 import { EGRESS_PROXY_URL } from '../../sandbox/index.js';
@@ -135,6 +134,9 @@ export async function openBrowserSession(o: {
     });
     const launcher = await writeChromiumLauncher(command, scratch);
     try {
+      // Loaded at the first browser session, not with the gateway: playwright-core alone takes
+      // a large share of a gateway's start, and most gateways never open a browser.
+      const { chromium } = await import('playwright-core');
       context = await chromium.launchPersistentContext(launcher.hostProfile, {
         executablePath: launcher.path,
         headless: true,
