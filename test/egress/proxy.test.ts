@@ -322,8 +322,9 @@ describe('EgressProxy: plain HTTP', () => {
 
   it('adds injected headers to plain-HTTP requests, replacing the client’s, and never records them', async () => {
     const lease = await proxy.open('lease-1', [`127.0.0.1:${origin.port}`], undefined, {
-      injectHeaders: (host): Record<string, string> =>
-        host === '127.0.0.1' ? { Authorization: 'Bearer brokered' } : {},
+      // Given the exact origin of the request: plain http, its port explicit.
+      injectHeaders: (o): Record<string, string> =>
+        o === `http://127.0.0.1:${origin.port}` ? { Authorization: 'Bearer brokered' } : {},
     });
     const res = await getThrough(lease.socketPath, `http://127.0.0.1:${origin.port}/`, {
       authorization: 'Bearer forged',
