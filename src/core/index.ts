@@ -44,3 +44,5 @@ export {
   AbortReason,
 } from './outcome-codes.js';
 export type { DenialMeaning } from './outcome-codes.js';
+export { exactOrigin, headersForOrigin } from './origin.js';
+export type { OriginBoundHeader } from './origin.js';

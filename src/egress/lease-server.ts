@@ -2,7 +2,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ResourceLifecycle } from '../core/index.js';
+import { ResourceLifecycle, exactOrigin } from '../core/index.js';
 import type { EgressAllowList } from './allow-list.js';
 import { authorizeEgress } from './authorize.js';
 import type { EgressResolver } from './authorize.js';
@@ -41,8 +41,11 @@ interface EgressLeaseServerOptions {
   limits: EgressLimits;
   /** Told of every decision, in the order they are made. */
   record: (decision: Omit<EgressDecision, 'at'> & { at: number }) => void;
-  /** Headers added to plain-HTTP requests to `host`; they replace any of the same name. */
-  injectHeaders?: (host: string) => Record<string, string>;
+  /**
+   * Headers added to a plain-HTTP request, given its exact origin (`http://host:port`, see
+   * `exactOrigin`); they replace any of the same name.
+   */
+  injectHeaders?: (origin: string) => Record<string, string>;
   /** Applied to the answers of requests that got injected headers (see {@link ResponseScrub}). */
   scrub?: ResponseScrub;
 }
@@ -201,7 +204,7 @@ export class EgressLeaseServer {
     }
     this.record(at, method, target, true, allowedBy(auth.entry), conn.address);
     const socket = conn.socket;
-    const inject = this.options.injectHeaders?.(target.host) ?? {};
+    const inject = this.options.injectHeaders?.(httpOrigin(target)) ?? {};
     // An answer to a request carrying a credential is scrubbed of it: asked for uncompressed.
     const scrub = Object.keys(inject).length > 0 ? this.options.scrub : undefined;
     const headers = upstreamHeaders(
@@ -289,6 +292,14 @@ export class EgressLeaseServer {
       ...(address === undefined ? {} : { address }),
     });
   }
+}
+
+/**
+ * The exact origin of a plain-HTTP target: always `http:`, since the proxy forwards only
+ * cleartext requests (TLS is tunnelled with CONNECT and never touched), with its port.
+ */
+function httpOrigin(target: EgressTarget): string {
+  return exactOrigin(`http://${hostHeader(target.host, target.port)}`) ?? '';
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

@@ -35,11 +35,12 @@ export interface EgressLease {
 /** Options of {@link EgressProxy.open} beyond the allow-list. */
 export interface EgressLeaseOptions {
   /**
-   * Headers to add to plain-HTTP requests to `host` (e.g. a brokered `Authorization`); they
-   * replace client headers of the same name and are never recorded. Not applied to CONNECT
-   * tunnels, whose content is the client's TLS.
+   * Headers to add to a plain-HTTP request, given its exact origin (`http://host:port`, the port
+   * explicit even when 80; see `exactOrigin`), e.g. a brokered `Authorization` bound to that
+   * origin (`headersForOrigin`); they replace client headers of the same name and are never
+   * recorded. Not applied to CONNECT tunnels, whose content is the client's TLS.
    */
-  injectHeaders?: (host: string) => Record<string, string>;
+  injectHeaders?: (origin: string) => Record<string, string>;
   /**
    * Applied to the answers of requests that got injected headers, so an upstream that echoes them
    * cannot hand the credential to the program; such a request asks for an uncompressed answer,

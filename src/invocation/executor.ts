@@ -1,6 +1,6 @@
 import type { CallerChannel, CallerInteraction } from './invocation-telemetry.js';
 import { AbortReason, FailureCode } from '../core/index.js';
-import type { Environment, SideEffectClass } from '../core/index.js';
+import type { Environment, OriginBoundHeader, SideEffectClass } from '../core/index.js';
 import type { EgressDecision } from '../egress/index.js';
 import type { BrokeredValue, Redactor } from '../secrets/index.js';
 import type { SchemaViolation, ToolDescriptor } from '../tools/index.js';
@@ -50,10 +50,11 @@ export interface ExecutionRequest {
   /** The call's lease, for kinds that run in a sandbox. */
   lease?: ExecutionLease;
   /**
-   * Brokered credentials to send as HTTP headers (values: never log them); `host` absent means
-   * every request of the call. For kinds that send HTTP from the gateway.
+   * Brokered credentials to send as HTTP headers (values: never log them), each only to the exact
+   * origin it is bound to (`headersForOrigin`); `origin` absent means every request of the call.
+   * For kinds that send HTTP from the gateway.
    */
-  headers?: readonly { host?: string; name: string; value: string }[];
+  headers?: readonly OriginBoundHeader[];
   /** Records an egress decision the executor made itself (HTTP from the gateway). */
   onEgress?: (decision: EgressDecision) => void;
   /** A capture for one output stream: redacted, bounded in memory, spooled whole to an artifact. */

@@ -1,4 +1,5 @@
-import { ErrorCode, GatehouseError, KeyedSerial } from '../core/index.js';
+import { ErrorCode, GatehouseError, KeyedSerial, headersForOrigin } from '../core/index.js';
+import type { OriginBoundHeader } from '../core/index.js';
 import type { ExecutionCapacity, Lease, LeaseResources } from '../capacity/index.js';
 import type { EgressDecision, EgressProxy } from '../egress/index.js';
 import { byteTextRedactor } from '../secrets/index.js';
@@ -57,8 +58,11 @@ export interface LeaseAsk {
     env: Record<string, string>;
     files: { path: string; content: string; mode: number }[];
     leases: { ref: string; scope: string; expiresAt: string }[];
-    /** Brokered HTTP headers the egress proxy adds to the call's plain-HTTP requests. */
-    headers?: { host?: string; name: string; value: string }[];
+    /**
+     * Brokered HTTP headers the egress proxy adds to the call's plain-HTTP requests, each only to
+     * the exact origin it is bound to.
+     */
+    headers?: OriginBoundHeader[];
     /** Every brokered value, which the proxy removes from the answers to those requests. */
     values?: BrokeredValue[];
   };
@@ -315,12 +319,7 @@ export class SandboxLeases {
         headers.length === 0
           ? {}
           : {
-              injectHeaders: (host) =>
-                Object.fromEntries(
-                  headers
-                    .filter((h) => h.host === undefined || h.host === host)
-                    .map((h) => [h.name, h.value]),
-                ),
+              injectHeaders: (origin) => headersForOrigin(headers, origin),
               scrub: byteTextRedactor(ask.credentials.values ?? []),
             },
       );

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { isSideEffectClass } from '../core/index.js';
+import { exactOrigin, isSideEffectClass } from '../core/index.js';
 import {
   SECRET_NAME_PATTERN,
   SECRET_SCOPE_PATTERN,
   credentialNeedProblems,
   credentialNeedSentences,
   credentialNeedSchema,
+  headerOrigin,
 } from '../secrets/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 import { TOOL_ID_PATTERN, TOOL_VERSION_PATTERN } from '../tools/index.js';
@@ -70,6 +71,7 @@ export function normalizeTransport(
     if (malformed !== null)
       throw invalid(`/transport/url is not allowed: ${malformed}.`, '/transport/url');
     const credentials = checkCredentials(t.credentials, 'header');
+    checkBoundTo(t.url, credentials ?? []);
     const refused = checkUrl(t.url);
     if (refused !== null)
       throw invalid(`/transport/url is not allowed: ${refused}.`, '/transport/url');
@@ -117,11 +119,30 @@ export function redactTransport(t: McpTransport): Record<string, unknown> {
     : { type: 'http', url: t.url, ...credentials };
 }
 
+/**
+ * Refuses a header need bound to another origin than the server's: it would never be sent (a
+ * credential goes only to the exact origin it is bound to), and the server would answer 401.
+ * @throws GatehouseError INVALID_INPUT naming the need.
+ */
+function checkBoundTo(url: string, needs: readonly CredentialNeed[]): void {
+  const server = exactOrigin(url);
+  needs.forEach((need, i) => {
+    const bound = 'header' in need.inject ? headerOrigin(need.inject) : undefined;
+    if (bound === undefined || bound === server) return;
+    const p = `/transport/credentials/${i}/inject`;
+    throw invalid(
+      `${p} is bound to ${bound}, but the server is at ${server ?? url}, so it would never be sent. A credential goes only to the exact origin (scheme, host and port) it is bound to; a host alone means https://<host>:443. Name the server's origin in "origin", or leave both out.`,
+      p,
+    );
+  });
+}
+
 const injectPatterns = credentialNeedSchema.properties.inject.oneOf;
 const ENV_NAME = new RegExp(injectPatterns[0].properties.env.pattern);
 const HEADER_NAME = new RegExp(injectPatterns[2].properties.header.pattern);
 const HEADER_FORMAT = new RegExp(injectPatterns[2].properties.format.pattern);
 const HOST = new RegExp(injectPatterns[2].properties.host.pattern);
+const ORIGIN = new RegExp(injectPatterns[2].properties.origin.pattern);
 
 /**
  * A transport's credential needs, checked and copied: a stdio server takes them as environment
@@ -153,16 +174,17 @@ function checkCredentials(raw: unknown, as: 'env' | 'header'): CredentialNeed[] 
         );
       return { ref: need.ref, scope: need.scope, inject: { env: inject.env } };
     }
-    const { header, format, host } = inject;
+    const { header, format, host, origin } = inject;
     const ok =
-      keys.every((k) => k === 'header' || k === 'format' || k === 'host') &&
+      keys.every((k) => k === 'header' || k === 'format' || k === 'host' || k === 'origin') &&
       typeof header === 'string' &&
       HEADER_NAME.test(header) &&
       (format === undefined || (typeof format === 'string' && HEADER_FORMAT.test(format))) &&
-      (host === undefined || (typeof host === 'string' && HOST.test(host)));
+      (host === undefined || (typeof host === 'string' && HOST.test(host))) &&
+      (origin === undefined || (typeof origin === 'string' && ORIGIN.test(origin)));
     if (!ok)
       throw invalid(
-        `${p}/inject must be {header, format?, host?} for an HTTP server; environment variables and files cannot reach it.`,
+        `${p}/inject must be {header, format?, host? or origin?} for an HTTP server (host: a lower-case name, sent to https://<host>:443 only; origin: http(s)://host[:port]); environment variables and files cannot reach it.`,
         `${p}/inject`,
       );
     return {
@@ -172,6 +194,7 @@ function checkCredentials(raw: unknown, as: 'env' | 'header'): CredentialNeed[] 
         header,
         ...(format === undefined ? {} : { format }),
         ...(host === undefined ? {} : { host }),
+        ...(origin === undefined ? {} : { origin }),
       },
     };
   });

@@ -1,8 +1,9 @@
 import { ErrorCode, GatehouseError, isGatehouseError, isoTime } from '../core/index.js';
-import type { AuditRecordDraft, Clock, IdGenerator } from '../core/index.js';
+import type { AuditRecordDraft, Clock, IdGenerator, OriginBoundHeader } from '../core/index.js';
 import {
   credentialNeedProblems,
   credentialNeedSentences,
+  headerOrigin,
   injectionTarget,
 } from './credential-need.js';
 import type { CredentialNeed } from './credential-need.js';
@@ -36,8 +37,11 @@ export interface IssuedCredentials {
   env: Record<string, string>;
   /** Files to place (read-only) in the sandbox. */
   files: { path: string; content: string; mode: number }[];
-  /** Headers to add to the tool's HTTP requests; `host` absent means every request. */
-  headers: { host?: string; name: string; value: string }[];
+  /**
+   * Headers to add to the tool's HTTP requests, each bound to the exact origin its need declared
+   * (see {@link headerOrigin}); `origin` absent means every request. Apply with `headersForOrigin`.
+   */
+  headers: OriginBoundHeader[];
   /** Every issued value by secret name, for the call's sanitizer. */
   values: { name: string; value: string }[];
   /** The leases, for the trace and the receipt. */
@@ -364,8 +368,10 @@ function inject(issued: IssuedCredentials, need: CredentialNeed, value: string):
   } else {
     // A function replacement, so `$&` and the like in a value are not patterns.
     const formatted = how.format === undefined ? value : how.format.replace('{value}', () => value);
+    // Problems were checked first, so a need naming a host or origin has one here.
+    const origin = headerOrigin(how);
     issued.headers.push({
-      ...(how.host === undefined ? {} : { host: how.host }),
+      ...(origin === undefined ? {} : { origin }),
       name: how.header,
       value: formatted,
     });

@@ -1,3 +1,5 @@
+import { exactOrigin } from '../core/index.js';
+
 /** Secret names: lower-case letters, digits, `.`, `_` and `-`, starting with a letter or digit. */
 export const SECRET_NAME_PATTERN = '^[a-z0-9][a-z0-9._-]{0,62}$';
 
@@ -11,10 +13,13 @@ export type CredentialInjection =
   /** As a read-only file under `/run/secrets/`. */
   | { file: string }
   /**
-   * As an HTTP request header; `format` wraps the value (`Bearer {value}`), `host` limits the
-   * header to requests to that host (absent: every request of the call).
+   * As an HTTP request header; `format` wraps the value (`Bearer {value}`). Where it may go, as
+   * one exact origin (scheme, host and port; see {@link headerOrigin}): `origin`
+   * (`http://tickets.internal:8080`), or `host` alone, which means `https://<host>:443` — never
+   * plain http and never another port of that host. Neither: every request of the call. At most
+   * one of the two.
    */
-  | { header: string; format?: string; host?: string };
+  | { header: string; format?: string; host?: string; origin?: string };
 
 /** One credential a descriptor declares (`descriptor.credentials[]`). */
 export interface CredentialNeed {
@@ -71,6 +76,14 @@ export const credentialNeedSchema = {
               type: 'string',
               pattern:
                 '^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$',
+              description: 'only to https://<host>:443',
+            },
+            origin: {
+              type: 'string',
+              maxLength: 300,
+              pattern: '^https?://[^/?#@\\\\\\s]+/?$',
+              description:
+                'only to this origin: http(s)://host[:port], no user info or path (default port: 80 for http, 443 for https)',
             },
           },
         },
@@ -86,11 +99,29 @@ export const credentialNeedsSchema = {
   items: credentialNeedSchema,
 } as const;
 
-/** Where a need injects, as one string (`env:TOKEN`, `file:/run/secrets/x`, `header:authorization@host`). */
+/**
+ * The one origin a header injection is bound to, as {@link exactOrigin} spells it:
+ * `origin` made exact (`http://a.example` is `http://a.example:80`), or for `host` alone
+ * `https://<host>:443` — a credential meant for a host goes over TLS to its standard port only,
+ * never in cleartext and never to another service on another port. Undefined when the need names
+ * neither (every request of the call) or names an origin that is not one (see
+ * {@link credentialNeedProblems}).
+ */
+export function headerOrigin(
+  inject: Extract<CredentialInjection, { header: string }>,
+): string | undefined {
+  if (inject.origin !== undefined) return exactOrigin(inject.origin);
+  return inject.host === undefined ? undefined : exactOrigin(`https://${inject.host}`);
+}
+
+/**
+ * Where a need injects, as one string: `env:TOKEN`, `file:/run/secrets/x`,
+ * `header:authorization@https://api.example.com:443` (`@*` for every request of the call).
+ */
 export function injectionTarget(inject: CredentialInjection): string {
   if ('env' in inject) return `env:${inject.env}`;
   if ('file' in inject) return `file:${inject.file}`;
-  return `header:${inject.header.toLowerCase()}@${inject.host ?? '*'}`;
+  return `header:${inject.header.toLowerCase()}@${headerOrigin(inject) ?? '*'}`;
 }
 
 // Headers that frame the request; a credential must not set them.
@@ -121,6 +152,15 @@ export function credentialNeedProblems(needs: readonly CredentialNeed[]): Creden
       });
     if ('header' in need.inject && RESERVED_HEADERS.has(need.inject.header.toLowerCase()))
       problems.push({ pointer, message: `may not set the ${need.inject.header} header` });
+    if ('header' in need.inject && need.inject.origin !== undefined) {
+      if (need.inject.host !== undefined)
+        problems.push({ pointer, message: 'names both host and origin; give one' });
+      else if (headerOrigin(need.inject) === undefined)
+        problems.push({
+          pointer,
+          message: `names origin ${JSON.stringify(need.inject.origin)}, which is not an http(s) origin (http(s)://host[:port])`,
+        });
+    }
   });
   return problems;
 }
@@ -130,12 +170,13 @@ export function credentialNeedSentences(problems: readonly CredentialNeedProblem
   return problems.map((p) => `${p.pointer.slice(1)} ${p.message}`);
 }
 
-/** Two injections collide: the same variable or file, or the same header on a common host. */
+/** Two injections collide: the same variable or file, or the same header on a common origin. */
 function overlaps(a: CredentialInjection, b: CredentialInjection): boolean {
   if ('header' in a && 'header' in b) {
+    const [x, y] = [headerOrigin(a), headerOrigin(b)];
     return (
       a.header.toLowerCase() === b.header.toLowerCase() &&
-      (a.host === undefined || b.host === undefined || a.host === b.host)
+      (x === undefined || y === undefined || x === y)
     );
   }
   return injectionTarget(a) === injectionTarget(b);

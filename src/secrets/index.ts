@@ -11,6 +11,7 @@ export {
   credentialNeedsSchema,
   credentialNeedProblems,
   credentialNeedSentences,
+  headerOrigin,
   injectionTarget,
 } from './credential-need.js';
 export type {

@@ -2,7 +2,12 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ErrorCode, IllegalStateError, isGatehouseError } from '../../src/core/index.js';
+import {
+  ErrorCode,
+  IllegalStateError,
+  headersForOrigin,
+  isGatehouseError,
+} from '../../src/core/index.js';
 import { EgressProxy } from '../../src/egress/index.js';
 import { byteTextRedactor } from '../../src/secrets/index.js';
 import type { EgressDecision } from '../../src/egress/index.js';
@@ -322,8 +327,9 @@ describe('EgressProxy: plain HTTP', () => {
 
   it('adds injected headers to plain-HTTP requests, replacing the client’s, and never records them', async () => {
     const lease = await proxy.open('lease-1', [`127.0.0.1:${origin.port}`], undefined, {
-      injectHeaders: (host): Record<string, string> =>
-        host === '127.0.0.1' ? { Authorization: 'Bearer brokered' } : {},
+      // Given the exact origin of the request: plain http, its port explicit.
+      injectHeaders: (o): Record<string, string> =>
+        o === `http://127.0.0.1:${origin.port}` ? { Authorization: 'Bearer brokered' } : {},
     });
     const res = await getThrough(lease.socketPath, `http://127.0.0.1:${origin.port}/`, {
       authorization: 'Bearer forged',
@@ -331,6 +337,33 @@ describe('EgressProxy: plain HTTP', () => {
     const seen = JSON.parse(res.body) as { headers: Record<string, string> };
     expect(seen.headers.authorization).toBe('Bearer brokered');
     expect(JSON.stringify(lease.decisions())).not.toContain('Bearer');
+  });
+
+  it('tells injectHeaders the exact origin: case and a trailing dot folded, the port explicit, always http', async () => {
+    names['internal.test'] = ['127.0.0.1'];
+    const origins: string[] = [];
+    const bound = [
+      { origin: `http://internal.test:${origin.port}`, name: 'X-Here', value: 'here' },
+      // What `host: internal.test` binds: https on 443, never this cleartext port.
+      { origin: 'https://internal.test:443', name: 'Authorization', value: 'Bearer tls-only' },
+    ];
+    const lease = await proxy.open(
+      'lease-1',
+      [`internal.test:${origin.port}`, `127.0.0.1:${origin.port}`],
+      undefined,
+      {
+        injectHeaders: (o) => {
+          origins.push(o);
+          return headersForOrigin(bound, o);
+        },
+      },
+    );
+    const res = await getThrough(lease.socketPath, `http://INTERNAL.Test.:${origin.port}/`);
+    expect(res.status).toBe(200);
+    expect(origins).toEqual([`http://internal.test:${origin.port}`]);
+    const seen = origin.seen.at(-1)!.headers;
+    expect(seen['x-here']).toBe('here');
+    expect(seen.authorization).toBeUndefined();
   });
 
   it('scrubs the brokered value from the answer (headers and body, every form) and withholds a compressed one', async () => {

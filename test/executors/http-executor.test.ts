@@ -463,6 +463,37 @@ describe('the http executor', () => {
     expect(echoed).not.toBe(`Bearer ${SECRET}`);
   });
 
+  it('sends a credential only to the exact origin it is bound to: not to another port or plain http of its host', async () => {
+    api.handle((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    const d = descriptor({ method: 'GET', url: `http://tickets.test:${api.port}/whoami` });
+    const headers = [
+      // What the broker issues for `host: tickets.test` (https on 443 only)…
+      { origin: 'https://tickets.test:443', name: 'Authorization', value: `Bearer ${SECRET}` },
+      // …and for `origin: http://tickets.test:<another port>`.
+      { origin: `http://tickets.test:${other.port}`, name: 'X-Api-Key', value: SECRET },
+      { origin: `http://tickets.test:${api.port}`, name: 'X-Here', value: 'bound-here' },
+    ];
+    const { result } = await run(d, {}, { headers, secrets: [{ name: 't', value: SECRET }] });
+    expect(result.status).toBe('observed');
+    expect(api.seen[0]!.headers.authorization).toBeUndefined();
+    expect(api.seen[0]!.headers['x-api-key']).toBeUndefined();
+    expect(api.seen[0]!.headers['x-here']).toBe('bound-here');
+  });
+
+  it('does not carry a credential through a redirect to another port of the same host', async () => {
+    allow.push(`tickets.test:${other.port}`);
+    api.handle((_req, res) =>
+      res.writeHead(307, { location: `http://tickets.test:${other.port}/steal` }).end(),
+    );
+    const d = descriptor({ method: 'GET', url: `http://tickets.test:${api.port}/whoami` });
+    const headers = [{ name: 'Authorization', value: `Bearer ${SECRET}` }];
+    const { result, egress: decisions } = await run(d, {}, { headers });
+    expect(result).toMatchObject({ status: 'failed', code: 'REDIRECT_REFUSED' });
+    expect(api.seen[0]!.headers.authorization).toBe(`Bearer ${SECRET}`);
+    expect(other.seen).toHaveLength(0);
+    expect(decisions[1]).toMatchObject({ host: 'tickets.test', port: other.port, allowed: false });
+  });
+
   it('withholds a compressed body of an answer to a request carrying a brokered header (it asked for identity)', async () => {
     api.handle((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
@@ -550,6 +581,28 @@ describe('http descriptors at publication', () => {
         descriptor({ method: 'POST', url, query: { trace: '/trace' }, body: '/ticket/title' }),
       ),
     ).toBeNull();
+  });
+
+  it('refuses a header credential bound to another origin than the URL, and a URL with user info', () => {
+    const bound = (inject: Record<string, unknown>) =>
+      executor.check(
+        descriptor(
+          { method: 'GET', url: 'http://api.example.com:8080/tickets' },
+          { credentials: [{ ref: 'k', scope: 's', inject: { header: 'X-Key', ...inject } }] },
+        ),
+      );
+    // A host alone means https on 443: never this cleartext port 8080.
+    expect(bound({ host: 'api.example.com' })).toMatch(
+      /credentials\/0 is bound to https:\/\/api\.example\.com:443, but execution\.url is at http:\/\/api\.example\.com:8080/,
+    );
+    expect(bound({ origin: 'http://api.example.com' })).toMatch(
+      /bound to http:\/\/api\.example\.com:80,/,
+    );
+    expect(bound({ origin: 'http://API.example.com.:8080/' })).toBeNull();
+    expect(bound({})).toBeNull();
+    expect(
+      executor.check(descriptor({ method: 'GET', url: 'https://u:p@api.example.com/tickets' })),
+    ).toMatch(/user name or password/);
   });
 
   it.each([

@@ -80,7 +80,12 @@ describe('CredentialBroker', () => {
     expect(issued.files).toEqual([{ path: '/run/secrets/github', content: TOKEN, mode: 0o400 }]);
     expect(issued.headers).toEqual([
       // `$&` and `$1` in the value stay literal.
-      { host: 'api.example.com', name: 'Authorization', value: `Bearer ${API_KEY}` },
+      // A host alone binds the header to https on 443 of that host.
+      {
+        origin: 'https://api.example.com:443',
+        name: 'Authorization',
+        value: `Bearer ${API_KEY}`,
+      },
       { name: 'X-Api-Key', value: API_KEY },
     ]);
     expect(issued.values).toEqual([
@@ -424,8 +429,48 @@ describe('credentialNeedsSchema', () => {
     ['a header with a colon', { ref: 'a', scope: 's', inject: { header: 'A:b' } }],
     ['a host with a port', { ref: 'a', scope: 's', inject: { header: 'A', host: 'a.com:443' } }],
     ['an unknown field', { ref: 'a', scope: 's', inject: { env: 'T' }, extra: 1 }],
+    [
+      'an origin with user info',
+      { ref: 'a', scope: 's', inject: { header: 'A', origin: 'https://a.com@evil.test' } },
+    ],
+    [
+      'an origin with a path',
+      { ref: 'a', scope: 's', inject: { header: 'A', origin: 'https://a.com/v1' } },
+    ],
+    [
+      'an origin of another scheme',
+      { ref: 'a', scope: 's', inject: { header: 'A', origin: 'ftp://a.com' } },
+    ],
   ])('refuses %s', (_what, need) => {
     expect(validate([need])).toBe(false);
+  });
+
+  it('binds a header to one exact origin: a host means https on 443, two spellings of one origin overlap', () => {
+    expect(
+      validate([
+        { ref: 'a', scope: 's', inject: { header: 'A', origin: 'http://127.0.0.1:8080' } },
+      ]),
+    ).toBe(true);
+    expect(
+      credentialNeedProblems([
+        { ref: 'a', scope: 's', inject: { header: 'A', host: 'a.com' } },
+        { ref: 'b', scope: 's', inject: { header: 'A', origin: 'http://a.com' } },
+        { ref: 'c', scope: 's', inject: { header: 'A', origin: 'https://A.com.:443/' } },
+        { ref: 'd', scope: 's', inject: { header: 'B', host: 'a.com', origin: 'https://a.com' } },
+        { ref: 'e', scope: 's', inject: { header: 'C', origin: 'https://a.com:99999' } },
+      ]),
+    ).toEqual([
+      {
+        pointer: '/credentials/2',
+        message: 'injects into header:a@https://a.com:443, as credentials/0 already does',
+      },
+      { pointer: '/credentials/3', message: 'names both host and origin; give one' },
+      {
+        pointer: '/credentials/4',
+        message:
+          'names origin "https://a.com:99999", which is not an http(s) origin (http(s)://host[:port])',
+      },
+    ]);
   });
 
   it('leaves overlaps and framing headers to credentialNeedProblems', () => {
@@ -443,7 +488,8 @@ describe('credentialNeedsSchema', () => {
       },
       {
         pointer: '/credentials/2',
-        message: 'injects into header:authorization@b.com, as credentials/1 already does',
+        message:
+          'injects into header:authorization@https://b.com:443, as credentials/1 already does',
       },
       { pointer: '/credentials/3', message: 'may not set the Host header' },
     ]);

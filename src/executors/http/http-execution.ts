@@ -1,4 +1,6 @@
-import { parseJsonPointer } from '../../core/index.js';
+import { exactOrigin, parseJsonPointer } from '../../core/index.js';
+import { headerOrigin } from '../../secrets/index.js';
+import type { CredentialInjection } from '../../secrets/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import { hasDotSegment } from './dot-segment.js';
 import { schemaCanHave } from './schema-reach.js';
@@ -104,6 +106,26 @@ export function templateVariables(url: string): string[] | string {
 }
 
 /**
+ * Why the descriptor's URL carries user info, or a header credential is bound to another origin
+ * than its URL's (it would never be sent: a credential goes only to the exact origin it is bound
+ * to); null when neither.
+ */
+function boundElsewhere(d: ToolDescriptor, template: string): string | null {
+  const url = new URL(template.replace(EXPRESSION, ''));
+  if (url.username !== '' || url.password !== '')
+    return 'execution.url carries a user name or password; declare a brokered credential instead';
+  const origin = exactOrigin(url);
+  for (const [i, need] of (d.credentials ?? []).entries()) {
+    const inject = need.inject as CredentialInjection | undefined;
+    if (typeof inject !== 'object' || inject === null || !('header' in inject)) continue;
+    const bound = headerOrigin(inject);
+    if (bound !== undefined && bound !== origin)
+      return `credentials/${i} is bound to ${bound}, but execution.url is at ${origin}, so it would never be sent (a host alone means https://<host>:443; name the URL's origin in "origin", or leave both out)`;
+  }
+  return null;
+}
+
+/**
  * Why an `http` descriptor's execution config is unusable, naming the field, or null. Every URL
  * variable and every pointer must be one the input schema can have.
  */
@@ -116,6 +138,8 @@ export function httpExecutionProblem(d: ToolDescriptor): string | null {
     return 'execution.url must be a URL template (a string of at most 2048 characters)';
   const names = templateVariables(c.url);
   if (typeof names === 'string') return `execution.url ${names}`;
+  const unbound = boundElsewhere(d, c.url);
+  if (unbound !== null) return unbound;
   for (const name of names) {
     if (!schemaCanHave(d.inputSchema, [name]))
       return `execution.url names the variable {${name}}, which the input schema does not declare (add "${name}" to inputSchema.properties)`;

@@ -1,3 +1,4 @@
+import { headersForOrigin } from '../../core/index.js';
 import { PinnedFetchError, compressedAnswer } from '../../egress/index.js';
 import type { GatewayEgressOpening, PinnedFetch } from '../../egress/index.js';
 import type {
@@ -68,9 +69,9 @@ export class HttpExecutor implements Executor {
         req.idempotencyKey,
         req.requestHash,
       );
-    for (const h of req.headers ?? [])
-      if (h.host === undefined || h.host === plan.url.hostname)
-        plan.headers[h.name.toLowerCase()] = h.value;
+    // Only to the exact origin each is bound to; a redirect never leaves that origin (send).
+    const brokered = headersForOrigin(req.headers ?? [], plan.url);
+    Object.assign(plan.headers, brokered);
 
     const opened = await this.options.egress.open(plan.url, plan.method);
     req.onEgress?.(opened.decision);

@@ -1,3 +1,4 @@
+import type { OriginBoundHeader } from '../../core/index.js';
 import type { BrokeredValue } from '../../secrets/index.js';
 import type { McpTransport } from '../mcp-server.js';
 import type { ChildStdioOptions } from './child-stdio-transport.js';
@@ -61,8 +62,11 @@ export type StdioLauncher = (
 export interface ConnectionCredentials {
   /** Environment variables added to a stdio server's process. */
   env: Record<string, string>;
-  /** Headers added to an HTTP server's requests; `host` absent means every request. */
-  headers: { host?: string; name: string; value: string }[];
+  /**
+   * Headers added to an HTTP server's requests, each only to requests to the exact origin it is
+   * bound to; `origin` absent means every request.
+   */
+  headers: OriginBoundHeader[];
   /** Every issued value, for the sanitizer of calls through this connection. */
   values: BrokeredValue[];
   /** Ends the leases; called once when the connection is over, however it ended. */

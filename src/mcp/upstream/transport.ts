@@ -1,6 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FetchLike, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { headersForOrigin } from '../../core/index.js';
 import { ChildStdioTransport } from './child-stdio-transport.js';
 import { dieWithGateway } from './die-with-gateway.js';
 import type {
@@ -18,8 +19,9 @@ interface UpstreamTransport {
 /**
  * Builds the transport to `o.transport`'s server, not yet started: a stdio process with the issued
  * environment, spawned as `o.launch` prepares it or else directly (dying with the gateway), or
- * Streamable HTTP with the issued headers for the server's host, through `o.fetch` (or the global
- * fetch) as `wrapFetch` wraps it, without reconnection.
+ * Streamable HTTP through `o.fetch` (or the global fetch, never following a redirect) as
+ * `wrapFetch` wraps it, without reconnection; each request gets the issued headers bound to its
+ * exact origin (see {@link withBrokeredHeaders}).
  * @throws what `o.launch` throws; the connection's credentials are released first.
  */
 export async function createTransport(
@@ -50,10 +52,7 @@ export async function createTransport(
     : options.transport.type === 'stdio'
       ? await unsandboxed(options.transport.command, options.transport.args, env, options)
       : new StreamableHTTPClientTransport(new URL(options.transport.url), {
-          requestInit: {
-            headers: headersFor(new URL(options.transport.url), issued?.headers ?? []),
-          },
-          fetch: wrapFetch(options.fetch?.fetch ?? fetch),
+          fetch: wrapFetch(withBrokeredHeaders(options.fetch?.fetch ?? fetch, issued?.headers)),
           reconnectionOptions: {
             maxReconnectionDelay: 1000,
             initialReconnectionDelay: 100,
@@ -91,10 +90,20 @@ export function isStdio(transport: Transport): transport is ChildStdioTransport 
   return transport instanceof ChildStdioTransport;
 }
 
-/** The issued headers meant for `url`'s host (a header without a host goes to every request). */
-function headersFor(url: URL, headers: ConnectionCredentials['headers']): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const h of headers)
-    if (h.host === undefined || h.host === url.hostname) out[h.name] = h.value;
-  return out;
+/**
+ * `fetch` adding to each request the issued headers bound to that request's exact origin (scheme,
+ * host and port; a header bound to none goes to every request), chosen by the URL actually
+ * fetched rather than the server's URL. Redirects are never followed (`manual`; a pinned fetch
+ * never follows one either): a credential must not be carried to where a 3xx points.
+ */
+function withBrokeredHeaders(
+  fetch: FetchLike,
+  issued: ConnectionCredentials['headers'] = [],
+): FetchLike {
+  return (url, init) => {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(headersForOrigin(issued, url)))
+      headers.set(name, value);
+    return fetch(url, { ...init, headers, redirect: 'manual' });
+  };
 }
