@@ -311,7 +311,9 @@ export class SandboxLeases {
     let endpoint: Awaited<ReturnType<EgressProxy['open']>> | undefined;
     try {
       // One endpoint per call (its decisions are its own); a short id keeps the socket path short.
-      const headers = ask.credentials.headers ?? [];
+      // Only headers bound to an origin: an unbound one (published before that was refused) would
+      // go to every host the egress allows, in cleartext.
+      const headers = (ask.credentials.headers ?? []).filter((h) => h.origin !== undefined);
       endpoint = await this.options.egress.open(
         ask.invocationId.replace(/-/g, ''),
         lease.egressAllow,

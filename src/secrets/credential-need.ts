@@ -165,6 +165,24 @@ export function credentialNeedProblems(needs: readonly CredentialNeed[]): Creden
   return problems;
 }
 
+/**
+ * Header needs that name no origin, for a tool whose requests may go to many origins (a sandboxed
+ * program, a browser: whatever its egress allows). Unbound, such a header would go to every one of
+ * them, in cleartext over plain http; it must say where it goes. (A tool with one origin per call,
+ * as the HTTP executor's, may leave it out: the call's own origin is meant.)
+ */
+export function unboundHeaderProblems(needs: readonly CredentialNeed[]): CredentialNeedProblem[] {
+  const problems: CredentialNeedProblem[] = [];
+  needs.forEach((need, i) => {
+    if ('header' in need.inject && headerOrigin(need.inject) === undefined)
+      problems.push({
+        pointer: `/credentials/${i}/inject`,
+        message: `names no origin for the ${need.inject.header} header: this tool's requests may go to any host its egress allows, so say where the credential goes (origin: "https://api.example.com" or "http://host:port", or host: "api.example.com" for https on 443)`,
+      });
+  });
+  return problems;
+}
+
 /** Problems as sentences that name the need: `credentials/3 may not set the Host header`. */
 export function credentialNeedSentences(problems: readonly CredentialNeedProblem[]): string[] {
   return problems.map((p) => `${p.pointer.slice(1)} ${p.message}`);

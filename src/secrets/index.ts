@@ -10,6 +10,7 @@ export {
   credentialNeedSchema,
   credentialNeedsSchema,
   credentialNeedProblems,
+  unboundHeaderProblems,
   credentialNeedSentences,
   headerOrigin,
   injectionTarget,

@@ -11,7 +11,7 @@ import { ToolKind } from './descriptor.js';
 import { JsonSchemaValidator } from './json-schema.js';
 import type { SchemaViolation } from './json-schema.js';
 import { descriptorSchema } from './event-schemas.js';
-import { credentialNeedProblems } from '../secrets/index.js';
+import { credentialNeedProblems, unboundHeaderProblems } from '../secrets/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 
 /**
@@ -71,6 +71,9 @@ export interface ValidatedDescriptor {
 
 const kinds = Object.values(ToolKind) as string[];
 
+/** Kinds whose calls reach whatever their egress allows, not one origin: see unboundHeaderProblems. */
+const MANY_ORIGINS = new Set<string>([ToolKind.shell, ToolKind.browser, ToolKind.computerUse]);
+
 /**
  * Validates a descriptor at publication: its shape, its kind (known and runnable here), its class,
  * its class rules, and that its input (and output) schemas compile.
@@ -121,9 +124,11 @@ export function validateDescriptor(
       }
     }
   });
-  for (const problem of credentialNeedProblems(
-    (d.credentials ?? []) as unknown as CredentialNeed[],
-  )) {
+  const needs = (d.credentials ?? []) as unknown as CredentialNeed[];
+  for (const problem of [
+    ...credentialNeedProblems(needs),
+    ...(MANY_ORIGINS.has(d.kind) ? unboundHeaderProblems(needs) : []),
+  ]) {
     problems.push({ pointer: at(problem.pointer), message: problem.message });
   }
   let validateInput: ValidateFunction | undefined;

@@ -91,7 +91,11 @@ beforeAll(async () => {
         {
           ref: 'test-token',
           scope: 'test',
-          inject: { header: 'x-test-token', format: 'Bearer {value}' },
+          inject: {
+            header: 'x-test-token',
+            format: 'Bearer {value}',
+            origin: `http://127.0.0.1:${port}`,
+          },
         },
       ],
     }),

@@ -407,6 +407,24 @@ describe('ToolRegistry: malformed events and descriptors', () => {
     ]);
   });
 
+  it('refuses a sandboxed tool a header credential bound to no origin, saying where to bind it', async () => {
+    const err = await invalidDescriptor(
+      descriptor({
+        kind: 'shell',
+        execution: { command: ['/bin/true'] },
+        credentials: [
+          { ref: 'a', scope: 's', inject: { header: 'X-Key', origin: 'http://api.internal:8080' } },
+          { ref: 'b', scope: 's', inject: { header: 'Authorization' } },
+        ],
+      }),
+    );
+    const violations = err.details.violations as { pointer: string; message: string }[];
+    expect(violations.map((v) => v.pointer)).toEqual(['/data/descriptor/credentials/1/inject']);
+    expect(violations[0]!.message).toMatch(
+      /^names no origin for the Authorization header: .*any host its egress allows.*origin: "https:\/\/api\.example\.com"/,
+    );
+  });
+
   it('refuses an unknown kind', async () => {
     const err = await invalidDescriptor({ ...descriptor(), kind: 'quantum' });
     expect(pointers(err)).toEqual(['/data/descriptor/kind']);
