@@ -4,8 +4,10 @@ import { ErrorCode, GatehouseError } from '../../core/index.js';
 /**
  * An OpenAPI document (a parsed object, or the path of a JSON or YAML file) with its `$ref`s
  * inside the document resolved, by `@readme/openapi-parser`. References to other files or URLs are
- * not followed (they stay `$ref` and the import refuses the operations that use them), and a
- * circular reference is refused: nothing is fetched and nothing outside the document is read.
+ * not followed, and a reference that would close a circle stays `$ref` too (the result holds no
+ * cycle of objects): the import refuses the operations that use either, naming the reference
+ * (importOpenApi()), and a component no selected operation uses stops nothing. Nothing is fetched
+ * and nothing outside the document is read.
  *
  * @throws GatehouseError `INVALID_INPUT` when the document cannot be read or resolved, with the
  *   parser's explanation
@@ -16,7 +18,7 @@ export async function dereferenceOpenApi(source: string | object): Promise<unkno
     const api = typeof source === 'string' ? source : structuredClone(source);
     return await dereference(api as Parameters<typeof dereference>[0], {
       resolve: { external: false },
-      dereference: { circular: false },
+      dereference: { circular: 'ignore' },
       timeoutMs: 10_000,
     });
   } catch (e) {
