@@ -260,7 +260,7 @@ describe('POST /v1/tools/import-openapi', () => {
     expect(malformed.status, JSON.stringify(malformed.body)).toBe(400);
     expect(malformed.body.error.message).toMatch(/getBad: a parameter has no name or location/);
 
-    // A circular schema no selected operation uses stops nothing; one that is used is refused,
+    // A circular or broken schema no selected operation uses stops nothing; a circular one that is used is refused,
     // naming the operation and the reference, without showing where the gateway runs.
     const loopDocument = {
       openapi: '3.0.0',
@@ -282,6 +282,7 @@ describe('POST /v1/tools/import-openapi', () => {
         schemas: {
           A: { $ref: '#/components/schemas/A' },
           B: { type: 'object', properties: { next: { $ref: '#/components/schemas/B' } } },
+          Dangling: { $ref: '#/components/schemas/Nowhere' },
         },
       },
     };

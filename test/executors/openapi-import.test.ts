@@ -457,6 +457,52 @@ describe('importOpenApi on documents it cannot carry', () => {
     expect(document.components.schemas.Node).toBe(node);
   });
 
+  it('resolves only what the selected operations use: a broken component or operation elsewhere stops nothing', async () => {
+    const document = {
+      ...minimal({ servers: [{ url: 'https://h.example' }] }),
+      paths: {
+        '/a': {
+          get: {
+            operationId: 'getA',
+            parameters: [{ $ref: '#/components/parameters/Q' }],
+            responses: {},
+          },
+          post: {
+            operationId: 'postBroken',
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Gone' } } },
+            },
+            responses: {},
+          },
+        },
+      },
+      components: {
+        parameters: { Q: { name: 'q', in: 'query', schema: { $ref: '#/components/schemas/Q' } } },
+        schemas: {
+          Q: { type: 'integer' },
+          Dangling: { $ref: '#/components/schemas/Nowhere' },
+        },
+      },
+    };
+    const [d] = importOpenApi(await dereferenceOpenApi(document, ['getA']), {
+      idPrefix: 'x',
+      version: '1.0.0',
+      select: ['getA'],
+    }).descriptors;
+    expect(d!.inputSchema).toMatchObject({ properties: { q: { type: 'integer' } } });
+    // A selected operation that uses a broken reference is refused, naming it; an unknown
+    // operationId still lists every operation of the document.
+    await expect(dereferenceOpenApi(document, ['postBroken'])).rejects.toThrow(
+      /cannot be resolved: .*#\/components\/schemas\/Gone/,
+    );
+    const listed = await dereferenceOpenApi(document, ['getZ']);
+    expect(() =>
+      importOpenApi(listed, { idPrefix: 'x', version: '1.0.0', select: ['getZ'] }),
+    ).toThrow(/no operation getZ; its operationIds: getA, postBroken/);
+    // Without a selection the whole document is resolved, as before.
+    await expect(dereferenceOpenApi(document)).rejects.toThrow(/cannot be resolved/);
+  });
+
   it('turns nullable into a "null" type', () => {
     const doc = {
       openapi: '3.0.3',
