@@ -138,8 +138,6 @@ describe('architecture', () => {
       'http/mcp-endpoint/guards.ts: GATEHOUSE_ALLOWED_ORIGINS',
       'http/mcp-endpoint/guards.ts: GATEHOUSE_PUBLIC_URL',
       'http/routes/oauth-routes.ts: GATEHOUSE_OAUTH_ISSUER',
-      'oauth/access-token-verifier.ts: GATEHOUSE_OAUTH_JWKS_URI',
-      'sandbox/workspaces.ts: GATEHOUSE_WORKSPACE_MB',
       'secrets/master-key.ts: GATEHOUSE_MASTER_KEY',
     ];
     expect([...new Set(named)].sort()).toEqual(toMove);

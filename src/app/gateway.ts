@@ -424,6 +424,7 @@ export class Gateway {
                   issuer: config.oauth.issuer,
                   verifier: new AccessTokenVerifier({
                     ...config.oauth,
+                    jwksUriSetting: 'GATEHOUSE_OAUTH_JWKS_URI',
                     knownTenant: (id) => directory.tenant(id) !== undefined,
                   }),
                 },
