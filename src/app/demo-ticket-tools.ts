@@ -35,10 +35,12 @@ export async function seedDemoTicketTools(
     if (!have.has(name)) await g.secrets.put(TENANT, name, value, [SCOPE], actor);
   }
   if (g.registry.tool(TENANT, DEMO_TICKET_TOOLS[0]!.id, VERSION)) return DEMO_TICKET_TOOLS;
-  const { descriptors } = importOpenApi(await dereferenceOpenApi(demoTicketsOpenApi(tickets.url)), {
+  const select = [...DEMO_TICKET_OPERATIONS];
+  const document = await dereferenceOpenApi(demoTicketsOpenApi(tickets.url), select);
+  const { descriptors } = importOpenApi(document, {
     idPrefix: 'tickets',
     version: VERSION,
-    select: [...DEMO_TICKET_OPERATIONS],
+    select,
   });
   const withKey = descriptors.map((d) => ({
     ...d,

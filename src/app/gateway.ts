@@ -28,6 +28,7 @@ import { JsonSchemaValidator, ToolRegistry } from '../tools/index.js';
 import { GatewayEgress } from '../egress/index.js';
 import { McpService } from '../mcp/index.js';
 import type { GatewayConfig } from './config.js';
+import { MAX_MESSAGE_BYTES_SETTING } from './mcp-config.js';
 import { readTls } from './tls-config.js';
 import { openExecution } from './open-execution.js';
 import { openStorage } from './open-storage.js';
@@ -266,6 +267,7 @@ export class Gateway {
         ],
         connectHttp: (url) => egress.connect(url),
         maxMessageBytes: config.mcp.maxMessageBytes,
+        maxMessageBytesSetting: MAX_MESSAGE_BYTES_SETTING,
         // One set of leases per upstream connection, ended when the connection closes (a
         // reconnect issues fresh ones); the values never reach the server record or a log.
         issueCredentials: async (tenant, serverId, needs) => {
@@ -422,6 +424,7 @@ export class Gateway {
                   issuer: config.oauth.issuer,
                   verifier: new AccessTokenVerifier({
                     ...config.oauth,
+                    jwksUriSetting: 'GATEHOUSE_OAUTH_JWKS_URI',
                     knownTenant: (id) => directory.tenant(id) !== undefined,
                   }),
                 },

@@ -20,6 +20,9 @@ export interface McpConfig {
   maxMessageBytes: number;
 }
 
+/** The setting of {@link McpConfig.maxMessageBytes}, named in the error of a message over it. */
+export const MAX_MESSAGE_BYTES_SETTING = 'GATEHOUSE_MCP_MAX_MESSAGE_BYTES';
+
 /** The default of {@link McpConfig.maxMessageBytes}: room for a 4 MiB answer. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
@@ -62,7 +65,7 @@ export function loadMcpConfig(
     },
     maxMessageBytes: read(
       flags.maxMessageBytes,
-      'GATEHOUSE_MCP_MAX_MESSAGE_BYTES',
+      MAX_MESSAGE_BYTES_SETTING,
       DEFAULT_MAX_MESSAGE_BYTES,
     ),
   };

@@ -81,7 +81,7 @@ export const FailureCode = {
   UPSTREAM_ERROR: 'UPSTREAM_ERROR',
   UPSTREAM_REFUSED: 'UPSTREAM_REFUSED',
   UPSTREAM_INVALID_ANSWER: 'UPSTREAM_INVALID_ANSWER',
-  /** The upstream sent a message over GATEHOUSE_MCP_MAX_MESSAGE_BYTES; its connection was closed. */
+  /** The upstream sent a message over the configured bound of one message; its connection was closed. */
   UPSTREAM_MESSAGE_TOO_LARGE: 'UPSTREAM_MESSAGE_TOO_LARGE',
   SERVER_UNAVAILABLE: 'SERVER_UNAVAILABLE',
   SERVER_NOT_FOUND: 'SERVER_NOT_FOUND',

@@ -18,6 +18,9 @@ export function createUpstreamPool(
   return new UpstreamPool({
     connectTimeoutMs: s.requestTimeoutMs,
     maxMessageBytes: s.maxMessageBytes,
+    ...(o.maxMessageBytesSetting === undefined
+      ? {}
+      : { maxMessageBytesSetting: o.maxMessageBytesSetting }),
     baseBackoffMs: s.baseBackoffMs,
     maxBackoffMs: s.maxBackoffMs,
     now: () => o.clock.now(),

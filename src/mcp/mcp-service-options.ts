@@ -49,6 +49,11 @@ export interface McpServiceOptions {
    */
   maxMessageBytes?: number;
   /**
+   * Where `maxMessageBytes` is set (e.g. the environment variable), for the error of a message
+   * over it; absent, the error names the bound only.
+   */
+  maxMessageBytesSetting?: string;
+  /**
    * Issues the credentials a server's transport declares, for one connection, as broker leases
    * that `release()` ends. Without it, a server that declares credentials cannot connect.
    * @throws GatehouseError with the broker's code (CREDENTIAL_UNAVAILABLE, CREDENTIAL_SCOPE_DENIED…).
@@ -70,7 +75,13 @@ export interface McpServiceOptions {
 export type McpSettings = Required<
   Omit<
     McpServiceOptions,
-    'store' | 'clock' | 'ids' | 'issueCredentials' | 'stdioLauncher' | 'connectHttp'
+    | 'store'
+    | 'clock'
+    | 'ids'
+    | 'issueCredentials'
+    | 'stdioLauncher'
+    | 'connectHttp'
+    | 'maxMessageBytesSetting'
   >
 >;
 

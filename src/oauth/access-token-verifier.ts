@@ -13,6 +13,8 @@ export interface AccessTokenVerifierOptions {
   audience: string;
   /** Where the issuer's keys are; when null, read from its metadata (`jwks_uri`). */
   jwksUri: string | null;
+  /** Where `jwksUri` is set, named when the metadata has none (the config layer knows it). */
+  jwksUriSetting?: string;
   /** Signature algorithms accepted (asymmetric only; never `none`). */
   algorithms: string[];
   claims: ClaimNames;
@@ -99,7 +101,7 @@ export class AccessTokenVerifier {
     }
     throw new GatehouseError(
       ErrorCode.UNAUTHENTICATED,
-      `The access token cannot be checked now: the keys of issuer ${this.o.issuer} were not found (no jwks_uri in its metadata; set GATEHOUSE_OAUTH_JWKS_URI).`,
+      `The access token cannot be checked now: the keys of issuer ${this.o.issuer} were not found (no jwks_uri in its metadata; set ${this.o.jwksUriSetting ?? 'the JWKS URI of the gateway'}).`,
     );
   }
 

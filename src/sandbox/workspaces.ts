@@ -34,6 +34,8 @@ export class Workspaces {
        * untouched; its pages count against the writing run's memory limit. 0 = no bound.
        */
       maxBytes?: number;
+      /** Where the bound is set, named in the hint when it cannot be applied (e.g. `X_MB=0`). */
+      unboundSetting?: string;
     },
   ) {}
 
@@ -60,7 +62,7 @@ export class Workspaces {
         source: 'gatehouse-workspace',
         options: opts,
         what: `the ${max}-byte workspace of a lease`,
-        hint: 'Run as root or set GATEHOUSE_WORKSPACE_MB=0 to leave workspaces unbounded.',
+        hint: `Run as root or set ${this.options.unboundSetting ?? 'the workspace bound to 0'} to leave workspaces unbounded.`,
       });
     } catch (err) {
       await rm(path, { recursive: true, force: true });

@@ -260,22 +260,50 @@ describe('POST /v1/tools/import-openapi', () => {
     expect(malformed.status, JSON.stringify(malformed.body)).toBe(400);
     expect(malformed.body.error.message).toMatch(/getBad: a parameter has no name or location/);
 
-    // A circular reference is refused without showing where the gateway runs.
-    const circular = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
-      token: g.tokens.maintainer,
-      body: {
-        ...body({ select: ['getLoop'], dryRun: true }),
-        document: {
-          openapi: '3.0.0',
-          info: { title: 'loop', version: '1' },
-          servers: [{ url: 'https://loop.example' }],
-          paths: { '/l': { get: { operationId: 'getLoop', responses: {} } } },
-          components: { schemas: { A: { $ref: '#/components/schemas/A' } } },
+    // A circular or broken schema no selected operation uses stops nothing; a circular one that is used is refused,
+    // naming the operation and the reference, without showing where the gateway runs.
+    const loopDocument = {
+      openapi: '3.0.0',
+      info: { title: 'loop', version: '1' },
+      servers: [{ url: 'https://loop.example' }],
+      paths: {
+        '/l': {
+          get: { operationId: 'getLoop', responses: {} },
+          post: {
+            operationId: 'postLoop',
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/B' } } },
+            },
+            responses: {},
+          },
         },
       },
+      components: {
+        schemas: {
+          A: { $ref: '#/components/schemas/A' },
+          B: { type: 'object', properties: { next: { $ref: '#/components/schemas/B' } } },
+          Dangling: { $ref: '#/components/schemas/Nowhere' },
+        },
+      },
+    };
+    const unused = await g.inject<{ descriptors: ToolDescriptor[] }>(
+      'POST',
+      '/v1/tools/import-openapi',
+      {
+        token: g.tokens.maintainer,
+        body: { ...body({ select: ['getLoop'], dryRun: true }), document: loopDocument },
+      },
+    );
+    expect(unused.status, JSON.stringify(unused.body)).toBe(200);
+    expect(unused.body.descriptors.map((d) => d.id)).toEqual(['store/get-loop']);
+    const circular = await g.inject<ErrorBody>('POST', '/v1/tools/import-openapi', {
+      token: g.tokens.maintainer,
+      body: { ...body({ select: ['postLoop'], dryRun: true }), document: loopDocument },
     });
     expect(circular.status, JSON.stringify(circular.body)).toBe(400);
-    expect(circular.body.error.message).toMatch(/Circular \$ref pointer found at #\/components/);
+    expect(circular.body.error.message).toMatch(
+      /postLoop: request body: the schema is circular \(\$ref "#\/components\/schemas\/B"/,
+    );
     expect(circular.body.error.message).not.toContain(process.cwd());
 
     // A parameter named __proto__ never becomes a published descriptor's member (the rule every

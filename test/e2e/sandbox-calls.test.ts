@@ -84,6 +84,8 @@ beforeAll(async () => {
       { failureExitCodes: [3] },
     ),
     shTool('test/read-sh', { sideEffect: { class: 'read' } }),
+    // A write tool whose program is its input (with the default egress, as every lease has).
+    shTool('test/exec', {}, { argv: ['{/script}'] }),
     shTool('test/egress-sh', {
       // The name is listed on another port: it resolves to loopback, which is listed only on `port`.
       sandbox: { egress: [`127.0.0.1:${port}`, 'localhost:1'] },
@@ -487,6 +489,23 @@ describe('exit codes and kills', () => {
     const read = await run('test/read-sh', 'exit 5');
     expect(read.status).toBe('failed');
     expect(read.error?.code).toBe('EXIT_CODE');
+  });
+
+  it('a write tool whose program is missing or not executable failed before any effect, and says which; one that ran and exited 127 is uncertain', async () => {
+    for (const [program, reason] of [
+      ['no-such-program', 'No such file or directory'],
+      ['/usr/bin/no-such-program', 'No such file or directory'],
+      ['/etc/passwd', 'Permission denied'],
+    ] as const) {
+      const r = await run('test/exec', program);
+      expect(r.status, program).toBe('failed');
+      expect(r.error, program).toMatchObject({ code: 'SANDBOX_SETUP', stage: 'execute' });
+      expect(r.error?.message, program).toContain(`program "${program}"`);
+      expect(r.error?.message, program).toContain(reason);
+    }
+    const ran = await run('test/write-sh', 'echo ran; exit 127');
+    expect(ran.status).toBe('uncertain');
+    expect(outputOf(ran)).toMatchObject({ exitCode: 127, stdout: 'ran\n' });
   });
 
   it('a write tool past its timeout is uncertain (TIMEOUT), and nothing of it is left', async () => {

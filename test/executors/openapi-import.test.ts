@@ -396,6 +396,113 @@ describe('importOpenApi on documents it cannot carry', () => {
     ).toThrow(/postWide: request body: the schema has more than 5000 subschemas/);
   });
 
+  it('imports beside a circular schema no selected operation uses; names a used one, bounded', async () => {
+    const node = {
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        children: { type: 'array', items: { $ref: '#/components/schemas/Node' } },
+      },
+    };
+    const components = {
+      schemas: {
+        Q: { type: 'string' },
+        Node: node,
+        Self: { $ref: '#/components/schemas/Self' },
+        Pair: { type: 'object', properties: { a: { $ref: '#/components/schemas/Pair' } } },
+      },
+    };
+    const document = {
+      ...minimal({ servers: [{ url: 'https://h.example' }], components }),
+      paths: {
+        '/things': {
+          get: {
+            operationId: 'getThing',
+            parameters: [{ name: 'q', in: 'query', schema: { $ref: '#/components/schemas/Q' } }],
+            responses: {},
+          },
+          post: {
+            operationId: 'postNode',
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } },
+            },
+            responses: {},
+          },
+          put: {
+            operationId: 'putSelf',
+            parameters: [{ name: 's', in: 'query', schema: { $ref: '#/components/schemas/Self' } }],
+            responses: {},
+          },
+        },
+      },
+      components,
+    };
+    const resolved = await dereferenceOpenApi(document);
+    const { descriptors } = importOpenApi(resolved, {
+      idPrefix: 'x',
+      version: '1.0.0',
+      select: ['getThing'],
+    });
+    expect(descriptors[0]!.inputSchema).toMatchObject({ properties: { q: { type: 'string' } } });
+    expect(JSON.stringify(descriptors)).not.toContain('$ref');
+    const select = (op: string) => () =>
+      importOpenApi(resolved, { idPrefix: 'x', version: '1.0.0', select: [op] });
+    expect(select('postNode')).toThrow(
+      /^OpenAPI import: postNode: request body: the schema is circular \(\$ref "#\/components\/schemas\/Node"/,
+    );
+    expect(select('putSelf')).toThrow(
+      /^OpenAPI import: putSelf: parameter s: the schema is circular/,
+    );
+    // The document as a caller sent it is left as it was.
+    expect(document.components.schemas.Node).toBe(node);
+  });
+
+  it('resolves only what the selected operations use: a broken component or operation elsewhere stops nothing', async () => {
+    const document = {
+      ...minimal({ servers: [{ url: 'https://h.example' }] }),
+      paths: {
+        '/a': {
+          get: {
+            operationId: 'getA',
+            parameters: [{ $ref: '#/components/parameters/Q' }],
+            responses: {},
+          },
+          post: {
+            operationId: 'postBroken',
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Gone' } } },
+            },
+            responses: {},
+          },
+        },
+      },
+      components: {
+        parameters: { Q: { name: 'q', in: 'query', schema: { $ref: '#/components/schemas/Q' } } },
+        schemas: {
+          Q: { type: 'integer' },
+          Dangling: { $ref: '#/components/schemas/Nowhere' },
+        },
+      },
+    };
+    const [d] = importOpenApi(await dereferenceOpenApi(document, ['getA']), {
+      idPrefix: 'x',
+      version: '1.0.0',
+      select: ['getA'],
+    }).descriptors;
+    expect(d!.inputSchema).toMatchObject({ properties: { q: { type: 'integer' } } });
+    // A selected operation that uses a broken reference is refused, naming it; an unknown
+    // operationId still lists every operation of the document.
+    await expect(dereferenceOpenApi(document, ['postBroken'])).rejects.toThrow(
+      /cannot be resolved: .*#\/components\/schemas\/Gone/,
+    );
+    const listed = await dereferenceOpenApi(document, ['getZ']);
+    expect(() =>
+      importOpenApi(listed, { idPrefix: 'x', version: '1.0.0', select: ['getZ'] }),
+    ).toThrow(/no operation getZ; its operationIds: getA, postBroken/);
+    // Without a selection the whole document is resolved, as before.
+    await expect(dereferenceOpenApi(document)).rejects.toThrow(/cannot be resolved/);
+  });
+
   it('turns nullable into a "null" type', () => {
     const doc = {
       openapi: '3.0.3',

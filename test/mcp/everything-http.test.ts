@@ -53,6 +53,7 @@ describe('server-everything over Streamable HTTP', () => {
       failuresToDegrade: 2,
       requestTimeoutMs: 2_000,
       maxMessageBytes: 256 * 1024,
+      maxMessageBytesSetting: 'THE_BOUND_SETTING',
       checkUrl: (url) => egress.check(url),
       connectHttp: (url) => egress.connect(url),
     });
@@ -72,7 +73,9 @@ describe('server-everything over Streamable HTTP', () => {
     // the next call connects afresh.
     const tooLarge = await h.call(descriptors.echo!, { message: 'y'.repeat(300_000) });
     expect(tooLarge).toMatchObject({ status: 'failed', code: 'UPSTREAM_MESSAGE_TOO_LARGE' });
-    expect((tooLarge as { message: string }).message).toMatch(/over the 262144-byte bound/);
+    expect((tooLarge as { message: string }).message).toMatch(
+      /over the 262144-byte bound .*\(THE_BOUND_SETTING\)/,
+    );
     expect((await h.call(descriptors.echo!, { message: 'again' })).status).toBe('observed');
 
     // Two calls in flight on the one connection, each asked back by the server: each request came

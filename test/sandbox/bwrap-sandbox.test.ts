@@ -290,6 +290,43 @@ describe.skipIf(noSandbox)('BwrapSandbox', () => {
     expect(none.stdout).toBe('0\nno-socket\n');
   });
 
+  it('with egress as without: a program that cannot be executed did not start; one that ran and exited 127 did', async () => {
+    const dir = await f.privateDir();
+    await chmod(dir, 0o711);
+    const socketPath = join(dir, 'egress.sock');
+    const server: Server = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    try {
+      for (const egressSocket of [null, socketPath]) {
+        const how = egressSocket === null ? 'without egress' : 'with egress';
+        for (const [argv, reason] of [
+          [['no-such-program'], 'No such file or directory'],
+          [['/usr/bin/no-such-program', 'arg'], 'No such file or directory'],
+          [['/etc/passwd'], 'Permission denied'],
+          [['/usr'], 'Permission denied'],
+        ] as const) {
+          const r = await run(f, [...argv], { egressSocket });
+          expect(r.result.started, `${argv[0]} ${how}`).toBe(false);
+          expect(r.result.exitCode, `${argv[0]} ${how}`).not.toBe(0);
+          expect(r.stderr, `${argv[0]} ${how}`).toContain(`execvp ${argv[0]}: ${reason}`);
+        }
+        // The program ran: its own 127 is its exit code, even when it tries every descriptor
+        // the sandbox can reach to say otherwise.
+        const ran = await sh(
+          f,
+          'for d in /proc/[0-9]*/fd/*; do echo "gatehouse: not started" >"$d"; done 2>/dev/null; exit 127',
+          { egressSocket },
+        );
+        expect(ran.result.started, how).toBe(true);
+        expect(ran.result.exitCode, how).toBe(127);
+        const ok = await run(f, ['true'], { egressSocket });
+        expect(ok.result, how).toMatchObject({ started: true, exitCode: 0 });
+      }
+    } finally {
+      server.close();
+    }
+  });
+
   it('close() is safe to call twice and refuses runs after', async () => {
     const other = await startSandbox('close');
     try {

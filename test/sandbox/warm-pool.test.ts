@@ -110,12 +110,19 @@ describe.skipIf(noSandbox)('the warm sandbox pool', () => {
       'x',
       await spec({ argv: ['no-such-program'], freshWorkspace: false }),
     );
-    // Cold, the egress forwarder's shell execs the program and says it is not found (started,
-    // 127); warm, the stub looks it up first: nothing ran, and it says so.
-    expect(coldMissing.result.exitCode).toBe(127);
-    expect(missing.result.exitCode).toBe(127);
-    expect(missing.result.started).toBe(false);
+    // Warm, the stub looks it up first; cold, the egress forwarder's shell does: nothing ran,
+    // and both say so alike.
+    for (const r of [missing, coldMissing]) {
+      expect(r.result.exitCode).toBe(127);
+      expect(r.result.started).toBe(false);
+    }
     expect(missing.stderr).toMatch(/no-such-program.*No such file or directory/);
+    expect(coldMissing.stderr).toBe(missing.stderr);
+    // A shell builtin is no program: exec cannot run it, warm or cold.
+    await filled(pool, 1);
+    const builtin = await sh(f, 'x', await spec({ argv: ['cd'] }));
+    const coldBuiltin = await sh(f, 'x', await spec({ argv: ['cd'], freshWorkspace: false }));
+    for (const r of [builtin, coldBuiltin]) expect(r.result.started).toBe(false);
     // A sandbox that waited longer than the call's timeout still gives the call its whole time.
     await filled(pool, 1);
     await sleep(600);

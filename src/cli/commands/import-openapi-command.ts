@@ -79,10 +79,10 @@ export function importOpenApiCommand(tools: Command): void {
     let imported: ReturnType<typeof importOpenApi>;
     try {
       const document = remote
-        ? await withDownloadedDocument(file, (path) => dereferenceOpenApi(path), {
+        ? await withDownloadedDocument(file, (path) => dereferenceOpenApi(path, select), {
             allowPrivate: opts.allowPrivateAddress === true,
           })
-        : await dereferenceOpenApi(resolve(file));
+        : await dereferenceOpenApi(resolve(file), select);
       imported = importOpenApi(document, {
         idPrefix: opts.idPrefix,
         version: opts.version,

@@ -193,7 +193,9 @@ function descriptorOf(
   for (const raw of [...list(found.pathParameters), ...list(operation.parameters)] as unknown[]) {
     const p = raw as (Partial<Parameter> & { $ref?: unknown }) | null;
     if (p?.$ref !== undefined)
-      fail(`${id}: parameter $ref ${JSON.stringify(p?.$ref)} is not resolved`);
+      fail(
+        `${id}: parameter $ref ${JSON.stringify(p.$ref)} ${typeof p.$ref === 'string' && p.$ref.startsWith('#') ? 'is circular (it leads back to itself)' : 'is not resolved'}`,
+      );
     if (typeof p?.name !== 'string' || typeof p.in !== 'string')
       fail(`${id}: a parameter has no name or location ("in")`);
     byKey.set(`${p.in}:${p.name}`, p as Parameter);

@@ -27,7 +27,8 @@ const MAP = new Set(['properties', 'patternProperties', 'dependentSchemas', '$de
  *
  * @param where where the schema is, for messages (`addPet: request body`)
  * @throws Error naming `where` when the schema still holds a `$ref` (external or circular: the
- *   document must be dereferenced and self-contained)
+ *   document must be dereferenced and self-contained) or is a cycle of objects, and when it has
+ *   more than {@link MAX_SCHEMA_NODES} subschemas
  */
 export function requestSchema(schema: unknown, where: string): Record<string, unknown> {
   const budget = { left: MAX_SCHEMA_NODES };
@@ -53,10 +54,7 @@ function convert(
       `${where}: the schema has more than ${MAX_SCHEMA_NODES} subschemas once its references are resolved`,
     );
   const s = schema as Record<string, unknown>;
-  if (typeof s.$ref === 'string')
-    throw new Error(
-      `${where}: $ref ${JSON.stringify(s.$ref)} is not resolved (only references inside the document are followed)`,
-    );
+  if (typeof s.$ref === 'string') throw new Error(`${where}: ${unresolvedRef(s.$ref)}`);
   path.add(schema);
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(s)) {
@@ -105,4 +103,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function isReadOnly(v: unknown): boolean {
   return isRecord(v) && v.readOnly === true;
+}
+
+/**
+ * Why a `$ref` is still there after dereferenceOpenApi(): one inside the document (`#…`) stays
+ * only when it would close a circle; any other points outside the document, which is not read.
+ */
+function unresolvedRef(ref: string): string {
+  return ref.startsWith('#')
+    ? `the schema is circular ($ref ${JSON.stringify(ref)} leads back to a schema that contains it), and a circular schema cannot be imported`
+    : `$ref ${JSON.stringify(ref)} is not resolved (only references inside the document are followed)`;
 }

@@ -123,10 +123,12 @@ export class ShellExecutor implements Executor {
     };
     // The output as the tool wrote it, for the digest of the full output (never stored).
     const full = { ...output, stdout: out.raw, stderr: err.raw };
+    // A program that is missing or not executable lands here too, with or without egress (the
+    // sandbox checks before it execs it): name it, whatever the sandbox's own words were.
     if (!result.started)
       return notRun(
         'SANDBOX_SETUP',
-        `the sandbox could not start the tool: ${err.text.slice(0, 500)}`,
+        `the sandbox could not start the tool's program ${JSON.stringify(argv[0])}, so nothing ran: ${err.text.trim().slice(0, 500) || 'no message'}`,
       );
     if (result.killed !== null) {
       // The execute stage's timer aborts the call at the same timeout: that abort is a timeout.

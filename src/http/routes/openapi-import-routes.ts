@@ -85,7 +85,7 @@ export function openApiImportRoutes(s: GatewayServices): Route[] {
           throw invalid('/dryRun', 'must be true or false');
         // Only references inside the document are resolved: nothing is fetched or read.
         const { descriptors, warnings } = importOpenApi(
-          await dereferenceOpenApi(document),
+          await dereferenceOpenApi(document, options.select),
           options,
         );
         if (body.dryRun === true) return { status: 200, body: { descriptors, warnings } };

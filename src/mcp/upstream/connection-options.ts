@@ -30,6 +30,8 @@ export interface UpstreamConnectionOptions {
   connectTimeoutMs: number;
   /** Largest single message accepted from the server (stdio or HTTP); a bigger one ends the connection. */
   maxMessageBytes: number;
+  /** Where `maxMessageBytes` is set, named in the error of a message over it. */
+  maxMessageBytesSetting?: string;
   /** Credentials issued for this connection (hold values: never log or store them). */
   credentials?: ConnectionCredentials;
   /**

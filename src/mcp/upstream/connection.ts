@@ -88,7 +88,9 @@ export class UpstreamConnection {
     // Each message of an HTTP answer is bounded as a stdio line is (see MessageTooLarge).
     let oversize = (): void => undefined;
     const { transport, launched } = await createTransport(options, (f) =>
-      inFlight.fetch(boundedFetch(f, options.maxMessageBytes, () => oversize())),
+      inFlight.fetch(
+        boundedFetch(f, options.maxMessageBytes, () => oversize(), options.maxMessageBytesSetting),
+      ),
     );
     const client = new Client(
       { name: 'gatehouse', version: '0.1.0' },
@@ -336,7 +338,10 @@ export class UpstreamConnection {
    */
   private messageTooLarge(): void {
     if (this.tooLarge || this.isClosed) return;
-    this.tooLarge = new MessageTooLarge(this.options.maxMessageBytes);
+    this.tooLarge = new MessageTooLarge(
+      this.options.maxMessageBytes,
+      this.options.maxMessageBytesSetting,
+    );
     void this.close();
     if (this.opened) this.options.onClosed();
   }

@@ -6,11 +6,15 @@ import { LineOverBound } from './message-lines.js';
  * whole message in memory before they parse it, so the bound is what keeps a hostile or broken
  * upstream from growing the gateway without limit; the connection is closed, since the message
  * cannot be skipped (stdio loses its framing; over HTTP the answer stream is cut mid-message).
+ * `setting` names where the bound is set, for the message (the composition root knows it).
  */
 export class MessageTooLarge extends Error {
-  constructor(readonly maxBytes: number) {
+  constructor(
+    readonly maxBytes: number,
+    setting?: string,
+  ) {
     super(
-      `the upstream sent a message over the ${maxBytes}-byte bound (GATEHOUSE_MCP_MAX_MESSAGE_BYTES); the connection was closed`,
+      `the upstream sent a message over the ${maxBytes}-byte bound of one message from an upstream${setting ? ` (${setting})` : ''}; the connection was closed`,
     );
     this.name = 'MessageTooLarge';
   }
@@ -24,15 +28,21 @@ export function isReadBufferOverflow(err: unknown): boolean {
 /**
  * `base` with each message of a response bounded to `maxBytes`: each event of an event stream
  * (bytes between blank lines), or the whole of any other body (one JSON-RPC message or batch).
- * Past the bound the body errors with {@link MessageTooLarge} (the rest is not read) and
- * `onOversize` is called, so the connection can be closed and its calls told why.
+ * Past the bound the body errors with {@link MessageTooLarge} (naming `setting`, where the bound
+ * is set; the rest is not read) and `onOversize` is called, so the connection can be closed and
+ * its calls told why.
  */
-export function boundedFetch(base: FetchLike, maxBytes: number, onOversize: () => void): FetchLike {
+export function boundedFetch(
+  base: FetchLike,
+  maxBytes: number,
+  onOversize: () => void,
+  setting?: string,
+): FetchLike {
   return async (url, init) => {
     const res = await base(url, init);
     if (!res.body) return res;
     const events = res.headers.get('content-type')?.includes('text/event-stream') === true;
-    const body = res.body.pipeThrough(messageBound(events, maxBytes, onOversize));
+    const body = res.body.pipeThrough(messageBound(events, maxBytes, onOversize, setting));
     return new Response(body, {
       status: res.status,
       statusText: res.statusText,
@@ -46,6 +56,7 @@ function messageBound(
   events: boolean,
   max: number,
   onOversize: () => void,
+  setting: string | undefined,
 ): TransformStream<Uint8Array, Uint8Array> {
   let bytes = 0;
   /** Whether the current line has no bytes yet (a line end there ends the event). */
@@ -73,7 +84,7 @@ function messageBound(
         }
       if (bytes > max) {
         onOversize();
-        controller.error(new MessageTooLarge(max));
+        controller.error(new MessageTooLarge(max, setting));
         return;
       }
       controller.enqueue(chunk);

@@ -8,6 +8,8 @@ import type { PinnedFetch } from '../../egress/index.js';
 export interface UpstreamPoolOptions {
   connectTimeoutMs: number;
   maxMessageBytes: number;
+  /** Where `maxMessageBytes` is set, named in the error of a message over it. */
+  maxMessageBytesSetting?: string;
   /** First wait before reconnecting after a failed attempt; doubles up to `maxBackoffMs`. */
   baseBackoffMs: number;
   maxBackoffMs: number;
@@ -139,6 +141,9 @@ export class UpstreamPool {
       transport: server.transport,
       connectTimeoutMs: this.options.connectTimeoutMs,
       maxMessageBytes: this.options.maxMessageBytes,
+      ...(this.options.maxMessageBytesSetting === undefined
+        ? {}
+        : { maxMessageBytesSetting: this.options.maxMessageBytesSetting }),
       onListChanged: () => this.options.onListChanged(server),
       onNotice: (notice) => {
         if (current()) this.options.onNotice?.(server, notice);

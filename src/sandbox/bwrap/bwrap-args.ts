@@ -35,11 +35,53 @@ const ETC_FILES = [
 ];
 
 /**
+ * The descriptor on which a shell that runs before the program (the egress forwarder's) says the
+ * program was never exec'd: a copy of the slot's status pipe, put where the slot's line pipe was
+ * (read and closed by then). The shell closes it for the program and for socat, so nothing that
+ * runs after the exec can write there; a cold run's line passes it only to such a shell.
+ */
+export const NOT_STARTED_FD = SPAWN_FD.LINE;
+/** What that shell writes on {@link NOT_STARTED_FD}, a line of its own among bubblewrap's status. */
+export const NOT_STARTED_MARK = 'gatehouse: not started';
+
+/**
+ * A shell function, `gatehouse_program NAME PATH`: whether NAME (looked up on PATH when it has
+ * no slash, as execvp does) is an executable regular file. When not, it says why in bubblewrap's
+ * words for a failed exec (so every way of starting a program reports it alike) and returns 127
+ * (not found) or 126 (found, not executable). `command -v` would also accept shell builtins and
+ * functions, which exec cannot run. Leaves IFS unset (its default) and globbing on.
+ */
+export const PROGRAM_CHECK_FUNCTION = `gatehouse_program() {
+  _denied=
+  case $1 in
+  */*)
+    [ -f "$1" ] && [ -x "$1" ] && return 0
+    [ -e "$1" ] && _denied=1 ;;
+  *)
+    set -f
+    IFS=:
+    for _dir in $2; do
+      [ -f "\${_dir:-.}/$1" ] || continue
+      [ -x "\${_dir:-.}/$1" ] && { unset IFS; set +f; return 0; }
+      _denied=1
+    done
+    unset IFS
+    set +f ;;
+  esac
+  if [ -n "$_denied" ]; then
+    echo "bwrap: execvp $1: Permission denied" >&2
+    return 126
+  fi
+  echo "bwrap: execvp $1: No such file or directory" >&2
+  return 127
+}`;
+
+/**
  * Inside the sandbox, before the program: a forwarder from 127.0.0.1:3128 to the egress proxy's
  * socket, wait (polling /proc/net/tcp, up to 5 s) until it listens, then exec the program.
- * 0100007F:0C38 is 127.0.0.1:3128 and 0A is LISTEN.
+ * 0100007F:0C38 is 127.0.0.1:3128 and 0A is LISTEN. socat never holds {@link NOT_STARTED_FD}.
  */
-export const START_FORWARDER_SCRIPT = `/usr/bin/socat TCP-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
+export const START_FORWARDER_SCRIPT = `/usr/bin/socat TCP-LISTEN:3128,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 ${NOT_STARTED_FD}>&- &
 forwarder=$!
 i=0
 while :; do
@@ -53,8 +95,24 @@ while :; do
   fi
   /bin/sleep 0.005
 done`;
-const EGRESS_FORWARDER = `${START_FORWARDER_SCRIPT}
-exec "$@"`;
+
+/**
+ * The egress forwarder's shell, which bubblewrap execs in place of the program: start the
+ * forwarder, check the program can be exec'd, then exec it. With `report`, every way this shell
+ * ends other than that exec (the forwarder did not start, the program is missing or not
+ * executable, or an exec that failed anyway: dash runs the EXIT trap then, with the descriptor
+ * restored) writes {@link NOT_STARTED_MARK} on {@link NOT_STARTED_FD} first: bubblewrap's status
+ * says the shell ran, which is not the program. The program itself never gets that descriptor.
+ */
+function egressForwarder(report: boolean): string {
+  return [
+    ...(report ? [`trap 'echo "${NOT_STARTED_MARK}" >&${NOT_STARTED_FD}' EXIT`] : []),
+    START_FORWARDER_SCRIPT,
+    PROGRAM_CHECK_FUNCTION,
+    'gatehouse_program "$1" "$PATH" || exit',
+    `exec "$@"${report ? ` ${NOT_STARTED_FD}>&-` : ''}`,
+  ].join('\n');
+}
 
 /** How the host lays out the top-level directories of a merged /usr (symlinks) or not. */
 export interface HostLayout {
@@ -129,11 +187,18 @@ export function bwrapOptions(
   return args;
 }
 
-/** The command bubblewrap execs: the spec's argv, behind the egress forwarder when it has egress. */
-export function sandboxCommand(spec: Pick<SandboxSpec, 'argv' | 'egressSocket'>): string[] {
+/**
+ * The command bubblewrap execs: the spec's argv, behind the egress forwarder when it has egress.
+ * `reportNotStarted`: the forwarder says on {@link NOT_STARTED_FD} when it ends without exec'ing
+ * the program (the caller must give it that descriptor: see {@link slotCommandLine}).
+ */
+export function sandboxCommand(
+  spec: Pick<SandboxSpec, 'argv' | 'egressSocket'>,
+  reportNotStarted = false,
+): string[] {
   return spec.egressSocket === null
     ? spec.argv
-    : ['/bin/sh', '-c', EGRESS_FORWARDER, 'gatehouse-egress', ...spec.argv];
+    : ['/bin/sh', '-c', egressForwarder(reportNotStarted), 'gatehouse-egress', ...spec.argv];
 }
 
 /**
@@ -166,15 +231,21 @@ export function shellQuote(word: string): string {
 
 /**
  * The line a slot's shell evals: close the descriptors bubblewrap must not inherit, then exec
- * `prefix` (e.g. setpriv), bubblewrap with its options from OPTIONS, and the command.
+ * `prefix` (e.g. setpriv), bubblewrap with its options from OPTIONS, and the command. With
+ * `notStartedFd`, that descriptor becomes a copy of the status pipe (after the closes), for a
+ * command from {@link sandboxCommand} that reports not started.
  */
 export function slotCommandLine(
   prefix: readonly string[],
   bwrap: string,
   closeFds: readonly number[],
   command: readonly string[],
+  notStartedFd: number | null = null,
 ): string {
-  const closes = closeFds.map((fd) => `${fd}<&-`).join(' ');
+  const closes = [
+    ...closeFds.map((fd) => `${fd}<&-`),
+    ...(notStartedFd === null ? [] : [`${notStartedFd}>&${SPAWN_FD.STATUS}`]),
+  ].join(' ');
   const words = [...prefix, bwrap].map(shellQuote).join(' ');
   return `exec ${closes} ${words} --args ${SPAWN_FD.OPTIONS} -- ${command.map(shellQuote).join(' ')}`;
 }

@@ -9,6 +9,7 @@ import {
   ResourceLifecycle,
 } from '../../core/index.js';
 import {
+  NOT_STARTED_FD,
   bareBwrapArgs,
   bwrapOptions,
   packBwrapOptions,
@@ -466,6 +467,9 @@ export class BwrapSandbox implements Sandbox {
       { length: slot.fileCount - files.length },
       (_, i) => SPAWN_FD.FIRST_FILE + files.length + i,
     );
+    // With egress a shell execs the program; bubblewrap's status then tells of the shell, so
+    // the shell itself says when the program was never exec'd.
+    const forwarded = spec.egressSocket !== null;
     return {
       type: 'launch',
       key: slot.key,
@@ -473,7 +477,8 @@ export class BwrapSandbox implements Sandbox {
         this.dropPrivileges,
         this.bwrap,
         [SPAWN_FD.LINE, ...unusedFiles],
-        sandboxCommand(spec),
+        sandboxCommand(spec, forwarded),
+        forwarded ? NOT_STARTED_FD : null,
       ),
       options: packBwrapOptions(options),
       files: files.map((f) => (typeof f.content === 'string' ? Buffer.from(f.content) : f.content)),

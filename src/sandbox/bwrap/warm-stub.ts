@@ -1,4 +1,10 @@
-import { START_FORWARDER_SCRIPT, WORKSPACE, sandboxEnv, shellQuote } from './bwrap-args.js';
+import {
+  PROGRAM_CHECK_FUNCTION,
+  START_FORWARDER_SCRIPT,
+  WORKSPACE,
+  sandboxEnv,
+  shellQuote,
+} from './bwrap-args.js';
 import type { SandboxSpec } from '../sandbox.js';
 
 /** A warm sandbox's stub pipe, inside as outside: the slot's first file pipe. */
@@ -11,7 +17,8 @@ export const STUB_FD = 7;
  * sandbox) ends it without running anything.
  */
 export function stubCommand(egress: boolean): string[] {
-  const script = `${egress ? `${START_FORWARDER_SCRIPT}\n` : ''}nl='
+  const script = `${egress ? `${START_FORWARDER_SCRIPT}\n` : ''}${PROGRAM_CHECK_FUNCTION}
+nl='
 '
 echo ready >&${STUB_FD} || exit 125
 IFS= read -r line <&${STUB_FD} || exit 125
@@ -21,18 +28,18 @@ exit 125`;
 }
 
 /**
- * The call's line for a warm stub: look the program up on the call's PATH (a missing program is a
- * setup failure, as bubblewrap's failed exec is in a cold run: exit 127, nothing started), say
- * `exec` on the stub pipe, then exec it under exactly the environment a cold run gives it
- * (`env -i`: nothing of the stub's own). Every word is quoted: the line is evaluated as shell.
+ * The call's line for a warm stub: look the program up on the call's PATH (a program that is
+ * missing or not executable is a setup failure, as bubblewrap's failed exec is in a cold run:
+ * nothing started, and the same message), say `exec` on the stub pipe, then exec it under exactly
+ * the environment a cold run gives it (`env -i`: nothing of the stub's own). Every word is
+ * quoted: the line is evaluated as shell.
  */
 export function stubLine(spec: Pick<SandboxSpec, 'argv' | 'env' | 'egressSocket'>): string {
   const env: Record<string, string> = { ...sandboxEnv(spec), PWD: WORKSPACE };
   const program = shellQuote(spec.argv[0]!);
   const assignments = Object.entries(env).map(([k, v]) => shellQuote(`${k}=${v}`));
   return [
-    `PATH=${shellQuote(env.PATH!)} command -v -- ${program} >/dev/null 2>&1 ||`,
-    `{ echo "bwrap: execvp "${program}": No such file or directory" >&2; exit 127; };`,
+    `gatehouse_program ${program} ${shellQuote(env.PATH!)} || exit;`,
     `echo exec >&${STUB_FD} || exit 125;`,
     `exec ${STUB_FD}>&- /usr/bin/env -i ${assignments.join(' ')} ${spec.argv.map(shellQuote).join(' ')}`,
   ].join(' ');

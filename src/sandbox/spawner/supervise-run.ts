@@ -1,3 +1,4 @@
+import { NOT_STARTED_MARK } from '../bwrap/bwrap-args.js';
 import type { SandboxKill, SandboxResult, SandboxSpec } from '../sandbox.js';
 import type { Slot } from './slot-pool.js';
 import type { SpawnerClient } from './spawner-client.js';
@@ -106,7 +107,9 @@ export function superviseRun(
  * Whether the program was exec'd. bubblewrap writes `"exit-code"` to its status only when the exec
  * succeeded. Without it: a bubblewrap that exited with a code failed its setup (nothing ran); one
  * killed by a signal after it made the sandbox (`"child-pid"`) may have run the program, and so
- * may a run whose spawner died after the launch — counted as started, the safe side.
+ * may a run whose spawner died after the launch — counted as started, the safe side. With egress
+ * bubblewrap execs the forwarder's shell, not the program: that shell writes NOT_STARTED_MARK
+ * when it ends without exec'ing the program (which never holds that descriptor).
  */
 function wasStarted(
   status: string,
@@ -114,6 +117,7 @@ function wasStarted(
   lost: boolean,
   endedBeforeLaunch: boolean,
 ): boolean {
+  if (status.includes(NOT_STARTED_MARK)) return false;
   if (status.includes('"exit-code"')) return true;
   if (endedBeforeLaunch) return false;
   if (lost) return true;
