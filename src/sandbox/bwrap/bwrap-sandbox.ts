@@ -382,6 +382,8 @@ export class BwrapSandbox implements Sandbox {
         const result = await this.runWarm(spec, warm);
         if (result !== null) return result;
       }
+      // A cold run binds the call's own workspace: made now, when it was left to be made on demand.
+      await spec.prepareWorkspace?.();
       const files = spec.files ?? [];
       let slot: Slot;
       try {
