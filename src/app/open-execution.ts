@@ -138,6 +138,7 @@ export async function openExecution(options: {
     root: join(sc.root, 'workspaces'),
     repositories: sc.repositories,
     maxBytes: sc.workspaceMb * 1024 * 1024,
+    hostCommand: sandbox.hostCommand,
   });
   const egress = new EgressProxy({
     dir: join(sc.root, 'egress'),

@@ -32,6 +32,8 @@ import { superviseRun } from '../spawner/supervise-run.js';
 import { WarmPool } from '../spawner/warm-pool.js';
 import type { WarmPoolSettings, WarmSandbox } from '../spawner/warm-pool.js';
 import { stubLine } from './warm-stub.js';
+import { runHere } from '../host-tmpfs.js';
+import type { HostCommandRunner } from '../host-tmpfs.js';
 
 /** Options of {@link BwrapSandbox.start}. */
 export interface BwrapSandboxOptions {
@@ -272,6 +274,14 @@ export class BwrapSandbox implements Sandbox {
       this.cgroups?.removeParentIfEmpty();
     });
   }
+
+  /**
+   * Runs `mount` or `umount` in the sandbox's spawner, a small process whose spawns cost far less
+   * than the gateway's own (for the bounded workspaces of leases); once the sandbox is closed,
+   * from this process. Throws as {@link HostCommandRunner} says.
+   */
+  readonly hostCommand: HostCommandRunner = (command, args) =>
+    this.state.isOpen ? this.spawner.host(command, args) : runHere(command, args);
 
   /** The same bubblewrap flags as run() would use for `spec`, for spawning bwrap directly. */
   bareCommand(spec: Omit<SandboxSpec, 'files'>): BareCommand {
