@@ -10,6 +10,10 @@ export const ms = (v: number): string => `${v.toFixed(3)} ms`;
 export const us = (v: number): string => `${(v * 1000).toFixed(1)} µs`;
 /** A whole number with thousands separators. */
 export const whole = (v: number): string => Math.round(v).toLocaleString('en-US');
+/** Met or missed, for a target line. */
+export const verdict = (met: boolean): string => (met ? 'met' : 'missed');
+/** `a` as a multiple of `b`. */
+export const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;
 /** Milliseconds as autocannon gives them (whole). */
 export const loadMs = (v: number): string => `${v} ms`;
 

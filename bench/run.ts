@@ -9,6 +9,7 @@
  *   BENCH_ONLY=postgres npm run bench  (REST on SQLite and on PostgreSQL, 1 and 2 nodes: postgres.ts)
  *   BENCH_ONLY=studio npm run bench    (only the Studio's first-view rows: studio.ts)
  *   BENCH_ONLY=memory npm run bench    (only 100 MB through shell, MCP and HTTP: memory.ts)
+ *   BENCH_ONLY=sandbox npm run bench   (only the sandboxed demo/sh rows and target 4: sandbox.ts)
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -44,7 +45,7 @@ import {
   whole,
 } from './rows.js';
 import { postgresBench, postgresRows, postgresSummary } from './postgres.js';
-import { sandboxBench } from './sandbox.js';
+import { sandboxBench, sandboxRows, sandboxTargetLine } from './sandbox.js';
 import { STREAM_CONNECTIONS, STREAM_SECONDS, streamsBench } from './streams.js';
 import { studioBench } from './studio.js';
 
@@ -58,6 +59,8 @@ const FLOOR_OPS = 5000;
 const INSERT_OPS = 1000;
 
 const MCP_CALLS = 1000;
+/** Calls in flight in the sandbox bench's concurrent rows. */
+const SANDBOX_IN_FLIGHT = 8;
 const MCP_WARMUP = 30;
 const HTTP_CALLS = 1000;
 const HTTP_WARMUP = 100;
@@ -179,7 +182,7 @@ async function main(): Promise<void> {
     collectGarbage();
     const inproc = await inProcess(join(root, 'in-process'));
 
-    const sandboxed = await sandboxBench(join(root, 'sandbox'), 8);
+    const sandboxed = await sandboxBench(join(root, 'sandbox'), SANDBOX_IN_FLIGHT);
 
     const mcp = await mcpBench(join(root, 'mcp'), children, MCP_CALLS, MCP_WARMUP);
     const http = await httpBench(join(root, 'http'), HTTP_CALLS, HTTP_WARMUP);
@@ -291,54 +294,7 @@ async function main(): Promise<void> {
     rows.push(...memoryRows(memory));
     rows.push(...studioRows(studio, STUDIO_VIEWS));
     rows.push(...browserRows(browser, browserShape));
-    if ('skipped' in sandboxed) {
-      rows.push(['sandboxed demo/sh `true`: skipped', '-', '-', '-', sandboxed.skipped]);
-    } else {
-      rows.push(
-        timingRow(
-          'sandboxed demo/sh `true`, governed, sequential',
-          sandboxed.governed,
-          ms,
-          'full pipeline, credential, lease, egress, cgroup',
-        ),
-        timingRow(
-          'sandboxed demo/sh `true`, governed, 8 in flight',
-          sandboxed.governedConcurrent,
-          ms,
-          '',
-        ),
-        timingRow(
-          'sandboxed demo/sh `true`, governed, warm pool, sequential',
-          sandboxed.warm,
-          ms,
-          `pool of 8 (refill 2); each call on a full pool at rest (refill wait untimed); ${Math.round(sandboxed.warmShare * 100)}% of warm-row calls took one`,
-        ),
-        timingRow(
-          'sandboxed demo/sh `true`, governed, warm pool, 8 in flight',
-          sandboxed.warmConcurrent,
-          ms,
-          'rounds of 8 at once, each on a full pool at rest; calls/s over the rounds',
-        ),
-        timingRow(
-          'floor: bare bwrap `true`, same flags, sequential',
-          sandboxed.bare,
-          ms,
-          'spawned directly, no cgroup',
-        ),
-        timingRow(
-          'floor: bare bwrap `true`, same flags, 8 in flight',
-          sandboxed.bareConcurrent,
-          ms,
-          '',
-        ),
-        timingRow(
-          'floor: bare bwrap `true` + egress forwarder, sequential',
-          sandboxed.bareEgress,
-          ms,
-          'socat started and awaited in the sandbox, as with egress',
-        ),
-      );
-    }
+    rows.push(...sandboxRows(sandboxed, SANDBOX_IN_FLIGHT));
     const out = process.stdout;
     out.write(
       `Gatehouse bench — node ${process.version}, ${cpus().length} CPUs, data in ${root}\n\n`,
@@ -458,6 +414,21 @@ async function memoryOnly(): Promise<void> {
   }
 }
 
+/** `BENCH_ONLY=sandbox`: only the sandboxed demo/sh rows (cold, warm, bare) and target 4. */
+async function sandboxOnly(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
+  try {
+    const sandboxed = await sandboxBench(join(root, 'sandbox'), SANDBOX_IN_FLIGHT);
+    process.stdout.write(
+      `Gatehouse bench (BENCH_ONLY=sandbox) — node ${process.version}, ${cpus().length} CPUs\n\n` +
+        `${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], sandboxRows(sandboxed, SANDBOX_IN_FLIGHT))}\n` +
+        `${sandboxTargetLine(sandboxed)}\n`,
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
 const auditScale = auditScaleOptions(process.argv);
 const only = process.env.BENCH_ONLY;
 const alone: Record<string, () => Promise<void>> = {
@@ -465,6 +436,7 @@ const alone: Record<string, () => Promise<void>> = {
   studio: studioOnly,
   postgres: postgresOnly,
   memory: memoryOnly,
+  sandbox: sandboxOnly,
 };
 if (only !== undefined && !(only in alone))
   throw new Error(

@@ -6,7 +6,9 @@ import type { LoadResult } from './load.js';
 import { memoryTargetLine } from './memory.js';
 import type { MemoryBench } from './memory.js';
 import type { Timing } from './measure.js';
-import { ms, whole } from './rows.js';
+import { ms, ratio, verdict, whole } from './rows.js';
+import { sandboxTargetLine } from './sandbox.js';
+import type { SandboxBench } from './sandbox.js';
 
 /** What the targets are judged on, all from one run. */
 export interface TargetInputs {
@@ -17,23 +19,10 @@ export interface TargetInputs {
   /** `/mcp` to server-everything's echo, the same client direct, and through supergateway. */
   mcp: { governed: Timing; direct: Timing; proxied: Timing };
   /** Sandboxed `demo/sh true` and bare bubblewrap with the same flags, 1 and 8 in flight. */
-  sandbox:
-    | {
-        governed: Timing;
-        governedConcurrent: Timing;
-        bare: Timing;
-        bareConcurrent: Timing;
-        warm: Timing;
-        warmConcurrent: Timing;
-        warmShare: number;
-      }
-    | { skipped: string };
+  sandbox: SandboxBench | { skipped: string };
   /** Gateway RSS growth for 100 MB of output through the shell, MCP and HTTP executors. */
   memory: MemoryBench;
 }
-
-const verdict = (met: boolean): string => (met ? 'met' : 'missed');
-const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;
 
 /** One line per target: what it asks, what this run measured, met or missed. */
 export function targetLines(t: TargetInputs): string[] {
@@ -44,15 +33,7 @@ export function targetLines(t: TargetInputs): string[] {
     `2. REST echo ≥ 5,000 calls/s at 50 connections, p99 ≤ 25 ms: ${whole(t.rest.perSecond)} calls/s, p99 ${t.rest.p99} ms, gateway CPU ${t.rest.cpuMsPerCall.toFixed(2)} ms/call (${verdict(t.rest.perSecond >= 5000 && t.rest.p99 <= 25)})`,
     `3. /mcp echo p50 below supergateway and ≤ 1.3× direct: ${ms(t.mcp.governed.p50)} vs supergateway ${ms(t.mcp.proxied.p50)}, ${ratio(t.mcp.governed.p50, t.mcp.direct.p50)} direct (${verdict(t.mcp.governed.p50 < t.mcp.proxied.p50 && t.mcp.governed.p50 <= 1.3 * t.mcp.direct.p50)})`,
   ];
-  if ('skipped' in t.sandbox) lines.push(`4. sandboxed call: not measured (${t.sandbox.skipped})`);
-  else {
-    const s = t.sandbox;
-    const one = s.governed.p50 / s.bare.p50;
-    const eight = s.governedConcurrent.p50 / s.bareConcurrent.p50;
-    lines.push(
-      `4. sandboxed demo/sh true p50 ≤ 1.3× bare bwrap, 1 and 8 in flight: ${one.toFixed(2)}× and ${eight.toFixed(2)}× (${verdict(one <= 1.3 && eight <= 1.3)}); warm pool p50 ${ms(s.warm.p50)} sequential, ${ms(s.warmConcurrent.p50)} 8 in flight (${Math.round(s.warmShare * 100)}% warm), far below bare: ${ratio(s.warm.p50, s.bare.p50)} and ${ratio(s.warmConcurrent.p50, s.bareConcurrent.p50)} (${verdict(s.warm.p50 <= 0.5 * s.bare.p50 && s.warmConcurrent.p50 <= 0.5 * s.bareConcurrent.p50)}); moonshot ≤ 5 ms (${verdict(s.warm.p50 <= 5)})`,
-    );
-  }
+  lines.push(sandboxTargetLine(t.sandbox));
   lines.push(
     '5. audit proofs < 1 ms at 1,000,000 records: measured by `npm run bench -- --audit-scale`',
     memoryTargetLine(t.memory),

@@ -139,6 +139,7 @@ export async function openExecution(options: {
     repositories: sc.repositories,
     maxBytes: sc.workspaceMb * 1024 * 1024,
     unboundSetting: 'GATEHOUSE_WORKSPACE_MB=0',
+    hostCommand: sandbox.hostCommand,
   });
   const egress = new EgressProxy({
     dir: join(sc.root, 'egress'),

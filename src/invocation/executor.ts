@@ -21,6 +21,14 @@ export interface ExecutionLease {
    * attempt's, not a worktree): a warm sandbox's own empty workspace may stand in for it.
    */
   freshWorkspace?: boolean;
+  /**
+   * Present when the workspace is made on demand (the executor's lease need said `on-demand`):
+   * `workspace` does not exist until this resolves; the lease removes it at its end only if it
+   * was asked for. Safe to repeat (one workspace).
+   * @throws GatehouseError when it cannot be made (UNAVAILABLE: a bounded one cannot be
+   *   mounted); nothing ran then.
+   */
+  prepareWorkspace?: () => Promise<void>;
   readOnlyMounts: { host: string; sandbox: string }[];
   limits: { memoryBytes: number; cpus: number; pids: number; timeoutMs: number };
   /** Host path of the egress proxy's socket for this lease, or null for no network. */
@@ -88,7 +96,17 @@ export interface ExecutionRequest {
  * The lease a call of an executor's kind needs: a sandbox lease per call, or none (and why not,
  * said in the trace).
  */
-export type LeaseNeed = { kind: 'sandbox' } | { kind: 'none'; why: string };
+export type LeaseNeed =
+  | {
+      kind: 'sandbox';
+      /**
+       * `on-demand`: a call's own fresh workspace is made only when the executor asks for it
+       * ({@link ExecutionLease.prepareWorkspace}), so a call served by a warm sandbox (which has a
+       * workspace of its own) makes and removes none. Default `eager`: made with the lease.
+       */
+      workspace?: 'eager' | 'on-demand';
+    }
+  | { kind: 'none'; why: string };
 
 /**
  * What came out of a call beside its output: the output as the tool produced it, before

@@ -53,6 +53,11 @@ export interface LeaseAsk {
   runId: string | null;
   attemptId: string | null;
   needs: SandboxNeeds;
+  /**
+   * Make a call's own fresh workspace only when the executor asks for it
+   * ({@link ExecutionLease.prepareWorkspace}); an attempt's or a worktree is always made first.
+   */
+  workspaceOnDemand?: boolean;
   timeoutMs: number;
   credentials: {
     env: Record<string, string>;
@@ -228,24 +233,38 @@ export class SandboxLeases {
   }
 
   /**
-   * Removes the lease's workspace, then releases the lease: also when the removal fails (the
-   * reaper removes the workspace later).
+   * Removes the lease's workspace (unless none was ever asked for), then releases the lease: also
+   * when the removal fails (the reaper removes the workspace later).
    */
-  private async endLease(lease: Lease, reason: string): Promise<void> {
+  private async endLease(lease: Lease, reason: string, hasWorkspace = true): Promise<void> {
     try {
-      await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
+      if (hasWorkspace)
+        await this.options.workspaces.remove(lease.id, lease.worktree ? 'worktree' : 'plain');
     } finally {
       await this.options.capacity.release(lease, reason);
     }
   }
 
   private async holdForInvocation(ask: LeaseAsk): Promise<HeldLease> {
-    const lease = await this.acquireWithWorkspace(
+    const holder = `invocation/${ask.invocationId}`;
+    const ttlMs = ask.timeoutMs + 60_000;
+    if (ask.workspaceOnDemand !== true || ask.needs.worktree !== undefined) {
+      const lease = await this.acquireWithWorkspace(ask, holder, ttlMs);
+      return this.attach(ask, lease, () => this.endLease(lease, 'the call ended'));
+    }
+    const lease = await this.acquire(ask, holder, ttlMs);
+    // Asked for at most once; once asked, removed at the end whatever came of it (a failed make
+    // may leave a directory). A crash between leaves the directory under the lease's id, which
+    // the reaper removes with the lease.
+    let made: Promise<void> | null = null;
+    const prepare = (): Promise<void> =>
+      (made ??= this.options.workspaces.fresh(lease.id).then(() => undefined));
+    return this.attach(
       ask,
-      `invocation/${ask.invocationId}`,
-      ask.timeoutMs + 60_000,
+      lease,
+      () => this.endLease(lease, 'the call ended', made !== null),
+      prepare,
     );
-    return this.attach(ask, lease, () => this.endLease(lease, 'the call ended'));
   }
 
   /** A new lease with its workspace: a worktree when the descriptor names one, else a fresh dir. */
@@ -306,6 +325,7 @@ export class SandboxLeases {
     ask: LeaseAsk,
     lease: Lease,
     after: () => Promise<void>,
+    prepareWorkspace?: () => Promise<void>,
   ): Promise<HeldLease> {
     this.inUse.add(lease.id);
     let endpoint: Awaited<ReturnType<EgressProxy['open']>> | undefined;
@@ -334,6 +354,7 @@ export class SandboxLeases {
       id: lease.id,
       attempt: lease.holder.startsWith('attempt/'),
       workspace: this.options.workspaces.pathFor(lease.id),
+      ...(prepareWorkspace === undefined ? {} : { prepareWorkspace }),
       freshWorkspace: !lease.holder.startsWith('attempt/') && lease.worktree === null,
       readOnlyMounts: lease.readOnlyMounts,
       limits: {

@@ -4,7 +4,22 @@ import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
 
-const run = promisify(execFile);
+const execHere = promisify(execFile);
+
+/**
+ * Runs `mount` or `umount` with `args`; throws (with the command's `stderr` on the error) when it
+ * fails. The sandbox's runs them in its spawner ({@link BwrapSandbox.hostCommand}): a spawn from
+ * the gateway's large process costs milliseconds of its event loop.
+ */
+export type HostCommandRunner = (
+  command: 'mount' | 'umount',
+  args: readonly string[],
+) => Promise<void>;
+
+/** Runs the command from this process. */
+export const runHere: HostCommandRunner = async (command, args) => {
+  await execHere(command, [...args]);
+};
 
 /**
  * Mounts a tmpfs named `source` at `dir` (which must exist). What a sandbox binds from it shows in its /proc/self/mountinfo as a path
@@ -15,6 +30,7 @@ const run = promisify(execFile);
 export async function mountTmpfs(
   dir: string,
   o: { source: string; options: string; what: string; hint?: string },
+  run: HostCommandRunner = runHere,
 ): Promise<void> {
   try {
     await run('mount', ['-t', 'tmpfs', '-o', o.options, o.source, dir]);
@@ -34,7 +50,7 @@ export async function mountTmpfs(
  * spawned from the gateway (a large one) costs milliseconds, and this runs at the end of every
  * sandboxed call.
  */
-export async function unmountAll(dir: string): Promise<void> {
+export async function unmountAll(dir: string, run: HostCommandRunner = runHere): Promise<void> {
   // The mount table names the real path, as `mountpoint` would resolve it.
   const at = await realpath(dir).catch(() => resolve(dir));
   for (let i = 0; i < 8; i += 1) {

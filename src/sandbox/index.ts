@@ -16,6 +16,6 @@ export { DEFAULT_CGROUP_PARENT } from './cgroups/detect-cgroups.js';
 export { SANDBOX_UID, Workspaces } from './workspaces.js';
 export type { Workspace } from './workspaces.js';
 export { mountTmpfs, openScratch, unmountAll } from './host-tmpfs.js';
-export type { ScratchDir } from './host-tmpfs.js';
+export type { HostCommandRunner, ScratchDir } from './host-tmpfs.js';
 export { EgressRelay, type RefusedBetweenCalls } from './egress-relay.js';
 export { LeaseKeeper, type KeeperOps } from './lease-keeper.js';

@@ -42,6 +42,12 @@ export interface SandboxSpec {
    * workspace of its own, may then stand in for a cold start.
    */
   freshWorkspace?: boolean;
+  /**
+   * When present, `workspace` does not exist yet: a cold run awaits this first (its failure is
+   * the run's: it throws, nothing ran), while a warm sandbox, with an empty workspace of its own,
+   * never calls it.
+   */
+  prepareWorkspace?: () => Promise<void>;
   readOnlyMounts: { host: string; sandbox: string }[];
   /**
    * Host directories bound read-write (after the read-only mounts, so one of those at the same

@@ -3,7 +3,8 @@ import { chmod, chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { ErrorCode, GatehouseError } from '../core/index.js';
-import { mountTmpfs, unmountAll } from './host-tmpfs.js';
+import { mountTmpfs, runHere, unmountAll } from './host-tmpfs.js';
+import type { HostCommandRunner } from './host-tmpfs.js';
 import { removeTree } from './remove-tree.js';
 
 const run = promisify(execFile);
@@ -36,6 +37,8 @@ export class Workspaces {
       maxBytes?: number;
       /** Where the bound is set, named in the hint when it cannot be applied (e.g. `X_MB=0`). */
       unboundSetting?: string;
+      /** Runs `mount` and `umount` for bounded workspaces (default: from this process). */
+      hostCommand?: HostCommandRunner;
     },
   ) {}
 
@@ -58,12 +61,16 @@ export class Workspaces {
     if (max <= 0) return;
     const opts = `size=${max},mode=0700,uid=${SANDBOX_UID},gid=${SANDBOX_UID},nosuid,nodev`;
     try {
-      await mountTmpfs(path, {
-        source: 'gatehouse-workspace',
-        options: opts,
-        what: `the ${max}-byte workspace of a lease`,
-        hint: `Run as root or set ${this.options.unboundSetting ?? 'the workspace bound to 0'} to leave workspaces unbounded.`,
-      });
+      await mountTmpfs(
+        path,
+        {
+          source: 'gatehouse-workspace',
+          options: opts,
+          what: `the ${max}-byte workspace of a lease`,
+          hint: `Run as root or set ${this.options.unboundSetting ?? 'the workspace bound to 0'} to leave workspaces unbounded.`,
+        },
+        this.options.hostCommand ?? runHere,
+      );
     } catch (err) {
       await rm(path, { recursive: true, force: true });
       throw err;
@@ -115,14 +122,15 @@ export class Workspaces {
    * the reaper found) also prunes the repositories' worktree registrations. What the workspace
    * holds decides nothing: the sandbox wrote it. An unbounded plain workspace spawns nothing, since
    * a spawn from the gateway's large process costs milliseconds of its event loop; a bounded one
-   * spawns one `umount`. No depth defeats it
+   * runs `umount` (with `hostCommand`: in the sandbox's spawner) only while it is mounted, which
+   * the mount table says. No depth defeats it
    * ({@link removeTree}). Safe to repeat.
    */
   async remove(leaseId: string, kind: 'plain' | 'worktree' | 'unknown' = 'unknown'): Promise<void> {
     const path = this.pathFor(leaseId);
     // A bounded workspace is a tmpfs: unmounting drops its contents at once, whatever they are.
     if ((this.options.maxBytes ?? 0) > 0)
-      await run('umount', ['--lazy', path]).catch(() => undefined);
+      await unmountAll(path, this.options.hostCommand ?? runHere).catch(() => undefined);
     await removeTree(path);
     if (kind === 'plain') return;
     await Promise.all(
@@ -143,7 +151,7 @@ export class Workspaces {
     for (const path of await workspaceMounts()) {
       const id = basename(path);
       if (!wanted.has(id) || path === this.pathFor(id)) continue;
-      await unmountAll(path);
+      await unmountAll(path, this.options.hostCommand ?? runHere);
       await removeTree(path);
       found.push(id);
     }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { chmod, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, rmdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SandboxSpec, WarmPool } from '../../src/sandbox/index.js';
-import { LIMITS, sh, startSandbox } from './bwrap-fixture.js';
+import { ErrorCode, GatehouseError } from '../../src/core/index.js';
+import { LIMITS, SANDBOX_USER, sh, startSandbox } from './bwrap-fixture.js';
 import type { SandboxFixture } from './bwrap-fixture.js';
 import { skipWithout } from '../helpers/prerequisites.js';
 
@@ -179,6 +180,50 @@ describe.skipIf(noSandbox)('the warm sandbox pool', () => {
     expect(offline.stdout).toBe('no-socket\n');
     await sh(f, 'true', await spec({ freshWorkspace: false }));
     expect(pool.counts.taken).toBe(before);
+  });
+
+  it('makes a call its on-demand workspace only when it starts cold; one that cannot be made runs nothing', async () => {
+    const dir = await f.privateDir();
+    await chmod(dir, 0o711);
+    const ws = join(dir, 'ws');
+    let asked = 0;
+    const make = async (): Promise<void> => {
+      asked += 1;
+      await mkdir(ws, { mode: 0o700 });
+      await chown(ws, SANDBOX_USER.uid, SANDBOX_USER.gid);
+    };
+    await filled(pool, 1);
+    const taken = pool.counts.taken;
+    const warm = await sh(
+      f,
+      'ls -A /workspace; echo ok',
+      await spec({ workspace: ws, prepareWorkspace: make }),
+    );
+    expect(pool.counts.taken).toBe(taken + 1);
+    expect(warm.stdout).toBe('ok\n');
+    expect(asked).toBe(0);
+    expect(existsSync(ws)).toBe(false);
+    // No egress, not the pool's shape: cold, and its workspace made before it is bound.
+    const cold = await sh(f, 'echo w > /workspace/x; echo ok', {
+      freshWorkspace: true,
+      workspace: ws,
+      prepareWorkspace: make,
+    });
+    expect(cold.stdout).toBe('ok\n');
+    expect(asked).toBe(1);
+    expect(readFileSync(join(ws, 'x'), 'utf8')).toBe('w\n');
+    const id = `t${process.pid}-unmade`;
+    await expect(
+      sh(f, 'echo ran', {
+        id,
+        freshWorkspace: true,
+        workspace: join(dir, 'never'),
+        prepareWorkspace: () =>
+          Promise.reject(new GatehouseError(ErrorCode.UNAVAILABLE, 'cannot mount the workspace')),
+      }),
+    ).rejects.toThrow('cannot mount the workspace');
+    for (const controller of ['memory', 'pids', 'cpu'])
+      expect(existsSync(`/sys/fs/cgroup/${controller}/${f.cgroupParent}/${id}`)).toBe(false);
   });
 
   it('discards a waiting sandbox that was tampered with, and the call still runs correctly', async () => {

@@ -5,7 +5,8 @@ import type {
   LeaseNeed,
 } from '../../invocation/index.js';
 import { abortCode, cutNote } from '../../invocation/index.js';
-import type { Sandbox } from '../../sandbox/index.js';
+import { isGatehouseError } from '../../core/index.js';
+import type { Sandbox, SandboxResult } from '../../sandbox/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
 import { fillTemplate, templateProblem } from './argv-template.js';
 
@@ -34,7 +35,8 @@ export class ShellExecutor implements Executor {
   /** Without a sandbox (this machine cannot run one) descriptors validate but calls fail before effect. */
   constructor(private readonly sandbox?: Sandbox) {}
 
-  readonly lease: LeaseNeed = { kind: 'sandbox' };
+  /** On demand: a call served by a warm sandbox uses that sandbox's own workspace. */
+  readonly lease: LeaseNeed = { kind: 'sandbox', workspace: 'on-demand' };
 
   check(d: ToolDescriptor): string | null {
     const c = config(d);
@@ -89,27 +91,38 @@ export class ShellExecutor implements Executor {
     }
     const stdout = req.capture();
     const stderr = req.capture();
-    const result = await sandbox.run({
-      id: lease.id,
-      argv,
-      env: {
-        PATH: '/usr/local/bin:/usr/bin:/bin',
-        HOME: '/workspace',
-        LANG: 'C.UTF-8',
-        ...c.env,
-        ...lease.env,
-      },
-      workspace: lease.workspace,
-      ...(lease.freshWorkspace === true ? { freshWorkspace: true } : {}),
-      readOnlyMounts: lease.readOnlyMounts,
-      files: lease.files,
-      ...(stdin !== undefined ? { stdin } : {}),
-      limits: lease.limits,
-      egressSocket: lease.egressSocket,
-      onStdout: (chunk: Buffer) => stdout.write(chunk),
-      onStderr: (chunk: Buffer) => stderr.write(chunk),
-      signal: req.signal,
-    });
+    let result: SandboxResult;
+    try {
+      result = await sandbox.run({
+        id: lease.id,
+        argv,
+        env: {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          HOME: '/workspace',
+          LANG: 'C.UTF-8',
+          ...c.env,
+          ...lease.env,
+        },
+        workspace: lease.workspace,
+        ...(lease.freshWorkspace === true ? { freshWorkspace: true } : {}),
+        ...(lease.prepareWorkspace === undefined
+          ? {}
+          : { prepareWorkspace: lease.prepareWorkspace }),
+        readOnlyMounts: lease.readOnlyMounts,
+        files: lease.files,
+        ...(stdin !== undefined ? { stdin } : {}),
+        limits: lease.limits,
+        egressSocket: lease.egressSocket,
+        onStdout: (chunk: Buffer) => stdout.write(chunk),
+        onStderr: (chunk: Buffer) => stderr.write(chunk),
+        signal: req.signal,
+      });
+    } catch (err) {
+      // The sandbox refused the run, or could not make it (its workspace, its cgroup): it says
+      // nothing ran when it throws, so the call failed before any effect.
+      if (!isGatehouseError(err)) throw err;
+      return notRun(err.code, `the sandbox could not run the tool: ${err.message}`);
+    }
     const out = await stdout.end();
     const err = await stderr.end();
     const output = {

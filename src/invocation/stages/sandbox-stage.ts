@@ -40,6 +40,7 @@ export async function sandboxStage(
       runId: record.runId,
       attemptId: record.attemptId,
       needs: d.sandbox ?? {},
+      workspaceOnDemand: need.workspace === 'on-demand',
       timeoutMs,
       credentials: ctx.credentials ?? { env: {}, files: [], leases: [] },
       signal: ctx.controller.signal,

@@ -33,6 +33,8 @@ import { superviseRun } from '../spawner/supervise-run.js';
 import { WarmPool } from '../spawner/warm-pool.js';
 import type { WarmPoolSettings, WarmSandbox } from '../spawner/warm-pool.js';
 import { stubLine } from './warm-stub.js';
+import { runHere } from '../host-tmpfs.js';
+import type { HostCommandRunner } from '../host-tmpfs.js';
 
 /** Options of {@link BwrapSandbox.start}. */
 export interface BwrapSandboxOptions {
@@ -274,6 +276,14 @@ export class BwrapSandbox implements Sandbox {
     });
   }
 
+  /**
+   * Runs `mount` or `umount` in the sandbox's spawner, a small process whose spawns cost far less
+   * than the gateway's own (for the bounded workspaces of leases); once the sandbox is closed,
+   * from this process. Throws as {@link HostCommandRunner} says.
+   */
+  readonly hostCommand: HostCommandRunner = (command, args) =>
+    this.state.isOpen ? this.spawner.host(command, args) : runHere(command, args);
+
   /** The same bubblewrap flags as run() would use for `spec`, for spawning bwrap directly. */
   bareCommand(spec: Omit<SandboxSpec, 'files'>): BareCommand {
     return {
@@ -383,6 +393,8 @@ export class BwrapSandbox implements Sandbox {
         const result = await this.runWarm(spec, warm);
         if (result !== null) return result;
       }
+      // A cold run binds the call's own workspace: made now, when it was left to be made on demand.
+      await spec.prepareWorkspace?.();
       const files = spec.files ?? [];
       let slot: Slot;
       try {

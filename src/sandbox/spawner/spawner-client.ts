@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { ResourceLifecycle } from '../../core/index.js';
 import type {
   CallRequest,
+  HostCommand,
   LaunchRequest,
   StartRequest,
   PrepareRequest,
@@ -38,6 +39,12 @@ export class SpawnerClient {
   private child: ChildProcess | null = null;
   private starting: Promise<ChildProcess> | null = null;
   private readonly slots = new Map<string, SpawnHandlers>();
+  /** Host commands sent and not answered, by id. */
+  private readonly hostCalls = new Map<
+    number,
+    (r: { code: number | null; stderr: string }) => void
+  >();
+  private nextHostId = 0;
   private readonly state = new ResourceLifecycle('the sandbox spawner');
 
   /**
@@ -74,6 +81,27 @@ export class SpawnerClient {
   /** Hands a warm sandbox its call (ignored if the slot is gone). */
   call(req: CallRequest): void {
     this.send(req);
+  }
+
+  /**
+   * Runs a host command (mount, umount) in the spawner, whose spawns are cheap.
+   * @throws Error with the command's stderr when it exits non-zero, cannot be spawned, or the
+   *   spawner is lost or closed before it answers (the command may then have run).
+   */
+  async host(command: HostCommand, args: readonly string[]): Promise<void> {
+    const child = await this.ensure();
+    if (!child.connected) throw new Error(`${command} was not run: the sandbox spawner exited`);
+    const id = ++this.nextHostId;
+    const answer = new Promise<{ code: number | null; stderr: string }>((resolve) =>
+      this.hostCalls.set(id, resolve),
+    );
+    child.send({ type: 'host', id, command, args: [...args] } satisfies SpawnerRequest);
+    const { code, stderr } = await answer;
+    if (code !== 0)
+      throw Object.assign(
+        new Error(`${command} ${args.join(' ')} failed (${code ?? 'not run'}): ${stderr.trim()}`),
+        { stderr },
+      );
   }
 
   /** SIGKILLs the slot's process (the shell, or bubblewrap once exec'd), if it still runs. */
@@ -139,6 +167,9 @@ export class SpawnerClient {
       const lost = [...this.slots.values()];
       this.slots.clear();
       for (const handlers of lost) handlers.lost();
+      const unanswered = [...this.hostCalls.values()];
+      this.hostCalls.clear();
+      for (const answer of unanswered) answer({ code: null, stderr: 'the sandbox spawner exited' });
     });
     this.child = child;
     return child;
@@ -146,6 +177,11 @@ export class SpawnerClient {
 
   private dispatch(event: SpawnerEvent): void {
     if (event.type === 'ready') return;
+    if (event.type === 'host-done') {
+      this.hostCalls.get(event.id)?.({ code: event.code, stderr: event.stderr });
+      this.hostCalls.delete(event.id);
+      return;
+    }
     const handlers = this.slots.get(event.key);
     if (handlers === undefined) return;
     switch (event.type) {

@@ -14,9 +14,10 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { SPAWN_FD } from './spawner-protocol.js';
+import { HOST_COMMANDS, SPAWN_FD } from './spawner-protocol.js';
 import type {
   CallRequest,
+  HostRequest,
   LaunchRequest,
   StartRequest,
   PrepareRequest,
@@ -141,6 +142,33 @@ function call(req: CallRequest): void {
   ((slot.child.stdio as unknown[])[SPAWN_FD.FIRST_FILE] as Writable).end(`${req.line}\n`);
 }
 
+/** Runs a host command (mount, umount: nothing else) and answers with its code and stderr. */
+function host(req: HostRequest): void {
+  const file = HOST_COMMANDS[req.command] as string | undefined;
+  let answered = false;
+  const done = (code: number | null, stderr: string): void => {
+    if (answered) return; // 'error' and 'close' may both come
+    answered = true;
+    send({ type: 'host-done', id: req.id, code, stderr });
+  };
+  if (file === undefined) {
+    done(null, `${String(req.command)} is not a host command the spawner runs`);
+    return;
+  }
+  let stderr = '';
+  let child: ChildProcess;
+  try {
+    child = spawn(file, req.args, { stdio: ['ignore', 'ignore', 'pipe'], env: {}, cwd: '/' });
+  } catch (err) {
+    done(null, String(err));
+    return;
+  }
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (s: string) => (stderr += s.slice(0, 4096 - stderr.length)));
+  child.on('error', (err) => done(null, err.message));
+  child.on('close', (code) => done(code, stderr));
+}
+
 /** Sends each chunk as it comes; pauses reading while too many wait to be written to IPC. */
 function forward(key: string, type: 'stdout' | 'stderr', stream: Readable): void {
   stream.on('data', (data: Buffer) => {
@@ -172,6 +200,9 @@ function handle(req: SpawnerRequest): void {
       return;
     case 'call':
       call(req);
+      return;
+    case 'host':
+      host(req);
       return;
     case 'kill':
       slots.get(req.key)?.child.kill('SIGKILL');

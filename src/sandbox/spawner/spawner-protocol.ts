@@ -81,6 +81,22 @@ interface ControlRequest {
   key: string;
 }
 
+/** The host commands the spawner runs for the gateway (`host` requests), and nothing else. */
+export const HOST_COMMANDS = { mount: '/usr/bin/mount', umount: '/usr/bin/umount' } as const;
+export type HostCommand = keyof typeof HOST_COMMANDS;
+
+/**
+ * Gateway → spawner: run a host command (mount or unmount a workspace's tmpfs) and answer with
+ * `host-done`: a spawn from the spawner's small process costs far less than one from the gateway.
+ */
+export interface HostRequest {
+  type: 'host';
+  /** Names the answer. */
+  id: number;
+  command: HostCommand;
+  args: string[];
+}
+
 /**
  * Gateway → spawner: the gateway is closing in order (it tears its runs down itself); the
  * disconnect that follows is not the gateway's loss.
@@ -90,11 +106,19 @@ interface ClosingRequest {
 }
 
 export type SpawnerRequest =
-  PrepareRequest | LaunchRequest | StartRequest | CallRequest | ControlRequest | ClosingRequest;
+  | PrepareRequest
+  | LaunchRequest
+  | StartRequest
+  | CallRequest
+  | ControlRequest
+  | HostRequest
+  | ClosingRequest;
 
 /** Spawner → gateway. */
 export type SpawnerEvent =
   | { type: 'ready' }
+  /** A host command ended: its exit code (null: killed, or it could not be spawned) and stderr. */
+  | { type: 'host-done'; id: number; code: number | null; stderr: string }
   /** The slot's shell is in its cgroups, waiting for its line. */
   | { type: 'warm'; key: string }
   /** The process could not be spawned. `closed` follows. */

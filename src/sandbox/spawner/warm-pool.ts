@@ -9,6 +9,7 @@ import { stubCanRun, stubCommand } from '../bwrap/warm-stub.js';
 import { procsOf } from '../cgroups/cgroups.js';
 import { EgressRelay } from '../egress-relay.js';
 import { mountTmpfs, unmountAll } from '../host-tmpfs.js';
+import type { HostCommandRunner } from '../host-tmpfs.js';
 import { removeTree } from '../remove-tree.js';
 import type { SandboxSpec } from '../sandbox.js';
 import { prepareSlot } from './slot-pool.js';
@@ -93,7 +94,12 @@ export class WarmPool {
   /** Sandboxes handed out or discarded, for tests and the bench. */
   readonly counts = { taken: 0, discarded: 0, started: 0 };
 
-  constructor(private readonly options: WarmPoolOptions) {}
+  /** Mounts and unmounts its workspaces from the spawner, not the gateway's large process. */
+  private readonly hostCommand: HostCommandRunner;
+
+  constructor(private readonly options: WarmPoolOptions) {
+    this.hostCommand = (command, args) => options.spawner.host(command, args);
+  }
 
   /** Cgroup names of warm sandboxes starting or waiting (reapOrphans() leaves them alone). */
   cgroupNames(): Set<string> {
@@ -200,7 +206,7 @@ export class WarmPool {
 
   /** Unmounts (when bounded) and removes a warm sandbox's workspace, whatever it holds. */
   private async removeWorkspace(path: string): Promise<void> {
-    if ((this.options.workspaceBytes ?? 0) > 0) await unmountAll(path);
+    if ((this.options.workspaceBytes ?? 0) > 0) await unmountAll(path, this.hostCommand);
     await removeTree(path);
   }
 
@@ -277,11 +283,15 @@ export class WarmPool {
       await mkdir(workspace, { mode: 0o700 });
       if ((o.workspaceBytes ?? 0) > 0) {
         const id = o.owner ?? { uid: 0, gid: 0 };
-        await mountTmpfs(workspace, {
-          source: 'gatehouse-workspace',
-          options: `size=${o.workspaceBytes},mode=0700,uid=${id.uid},gid=${id.gid},nosuid,nodev`,
-          what: 'the workspace of a warm sandbox',
-        });
+        await mountTmpfs(
+          workspace,
+          {
+            source: 'gatehouse-workspace',
+            options: `size=${o.workspaceBytes},mode=0700,uid=${id.uid},gid=${id.gid},nosuid,nodev`,
+            what: 'the workspace of a warm sandbox',
+          },
+          this.hostCommand,
+        );
       }
       if (o.owner !== null) await chown(workspace, o.owner.uid, o.owner.gid);
       const workspaceIno = lstatSync(workspace).ino;
