@@ -8,7 +8,8 @@ import type { DemoGateway } from '../helpers/gateway-fixture.js';
 import { auditRecords, leaseRows, publishAgent, shTool } from '../helpers/sandbox-tools.js';
 import { storedRowsOf } from '../helpers/stored-rows.js';
 
-const ATTEMPT_TTL_MS = 1_500;
+// Long enough that the calls before the first reaper pass (slow on a loaded machine) stay within it.
+const ATTEMPT_TTL_MS = 6_000;
 
 let g: DemoGateway;
 let agent: string;

@@ -102,10 +102,12 @@ export interface ServerProcess {
  * Starts `gatehouse serve --demo --data DIR --port 0` (with `env` beside the parent's environment
  * without its GATEHOUSE_* settings) and waits for its "listening on URL" line. On a run switched
  * to PostgreSQL, DIR's database is that run's (test/helpers/test-backend.ts) unless `env` names one.
+ * A start on a loaded machine (the suite runs files side by side) can take 15–20 s, so the default
+ * wait leaves room; a hung start still fails.
  */
 export async function spawnServer(
   dataDir: string,
-  timeoutMs = 20_000,
+  timeoutMs = 45_000,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ServerProcess> {
   const db = env.GATEHOUSE_DB === undefined ? await databaseFor(dataDir) : undefined;
