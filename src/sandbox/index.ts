@@ -19,3 +19,4 @@ export { mountTmpfs, openScratch, unmountAll } from './host-tmpfs.js';
 export type { HostCommandRunner, ScratchDir } from './host-tmpfs.js';
 export { EgressRelay, type RefusedBetweenCalls } from './egress-relay.js';
 export { LeaseKeeper, type KeeperOps } from './lease-keeper.js';
+export { closeInheritedDescriptors } from './spawner/inherited-descriptors.js';

@@ -93,6 +93,10 @@ export function serveCommand(program: Command): void {
         tlsCert?: string;
         tlsKey?: string;
       }) => {
+        // A descriptor whoever started us left open must not reach the sandboxes (bubblewrap
+        // passes on what it inherits), nor the MCP servers and browsers the gateway starts.
+        const { closeInheritedDescriptors } = await import('../../sandbox/index.js');
+        closeInheritedDescriptors();
         // Loaded here, not at the top: client commands never pay for the server's start-up.
         const { loadConfig, startGateway } = await import('../../app/index.js');
         let config: ReturnType<typeof loadConfig>;

@@ -215,7 +215,7 @@ function asBuffer(data: Uint8Array): Buffer {
 
 /**
  * The spawner's script: the compiled spawner-main.js beside this module; when running from the
- * TypeScript sources (tests), the spawner's two files transpiled into `<stateDir>/spawner/`.
+ * TypeScript sources (tests), the spawner's three files transpiled into `<stateDir>/spawner/`.
  */
 async function spawnerScript(stateDir: string): Promise<string> {
   const compiled = fileURLToPath(new URL('./spawner-main.js', import.meta.url));
@@ -229,7 +229,7 @@ async function spawnerScript(stateDir: string): Promise<string> {
   const dir = join(stateDir, 'spawner');
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
-  for (const name of ['spawner-main', 'spawner-protocol']) {
+  for (const name of ['spawner-main', 'spawner-protocol', 'inherited-descriptors']) {
     const source = await readFile(new URL(`./${name}.ts`, import.meta.url), 'utf8');
     const { outputText } = ts.transpileModule(source, {
       compilerOptions: {

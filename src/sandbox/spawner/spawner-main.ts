@@ -7,13 +7,14 @@
  * --die-with-parent, so the sandboxes go with it. When the gateway vanished (no `closing` came
  * first: it was killed, perhaps in the middle of a teardown that froze a cgroup), the spawner also
  * empties the gateway's cgroups itself — thaws them, kills what they hold, removes them — so no
- * frozen cgroup or lone bubblewrap waits for the next start. Imports only Node and
- * spawner-protocol.ts.
+ * frozen cgroup or lone bubblewrap waits for the next start. Imports only Node,
+ * spawner-protocol.ts and inherited-descriptors.ts.
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
+import { closeInheritedDescriptors } from './inherited-descriptors.js';
 import { HOST_COMMANDS, SPAWN_FD } from './spawner-protocol.js';
 import type {
   CallRequest,
@@ -40,6 +41,9 @@ const REAP_MS = 10_000;
  * The gateway's cgroup parent directories, one per hierarchy (argv[2], JSON): whatever is below
  * them is the gateway's runs, reaped if the gateway vanishes.
  */
+// Before anything is spawned: what the gateway inherited and passed on goes no further.
+closeInheritedDescriptors();
+
 const cgroupParents = parseParents(process.argv[2]);
 /** The gateway said it is closing in order: a disconnect then is no loss. */
 let closing = false;
