@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody, InjectAnswer } from '../helpers/gateway-fixture.js';
@@ -198,5 +199,40 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     const hugeId = await post('{"jsonrpc":"2.0","id":1e400,"method":"ping"}');
     expect(hugeId.status).toBe(400);
     expect(hugeId.body.error.message).toMatch(/at \/id: the number 1e400/);
+  });
+
+  it('answers requests Node cannot parse in the error shape: headers too large, not HTTP', async () => {
+    const port = Number(new URL(g.url!).port);
+    const raw = (text: string) =>
+      new Promise<{ status: number; body: ErrorBody; headers: string }>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(text));
+        const chunks: Buffer[] = [];
+        socket.on('data', (d: Buffer) => chunks.push(d));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const answer = Buffer.concat(chunks).toString('utf8');
+          const cut = answer.indexOf('\r\n\r\n');
+          resolve({
+            status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]),
+            headers: answer.slice(0, cut),
+            body: JSON.parse(answer.slice(cut + 4)) as ErrorBody,
+          });
+        });
+      });
+    const huge = await raw(
+      `GET /v1/tools HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(huge.status).toBe(431);
+    expect(huge.body.error.code).toBe('INVALID_INPUT');
+    expect(huge.body.error.message).toMatch(/larger than this gateway accepts .*shorten the URL/);
+    expect(huge.headers).toMatch(/content-type: application\/json/);
+    const longUrl = await raw(`GET /${'a'.repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`);
+    expect(longUrl.status).toBe(431);
+    expect(longUrl.body.error.code).toBe('INVALID_INPUT');
+    const spaced = await raw('GET /v1/audit/records/ 1 HTTP/1.1\r\nhost: x\r\n\r\n');
+    expect(spaced.status).toBe(400);
+    expect(spaced.body.error.code).toBe('INVALID_INPUT');
+    expect(spaced.body.error.message).toMatch(/not valid HTTP\/1\.1.*request line/);
+    expect((await fetch(`${g.url!}/healthz`)).status).toBe(200);
   });
 });
