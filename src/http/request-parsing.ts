@@ -66,20 +66,42 @@ export function optionalString(o: Record<string, unknown>, field: string): strin
   return stringField(o, field);
 }
 
-/** A non-negative integer query parameter, or `fallback` when absent. */
-export function intParam(value: unknown, name: string, fallback?: number): number {
+/** Where a request carries a value: its query, its path or a header. */
+export type ParamSource = 'query' | 'path' | 'header';
+
+const SOURCE_NAME: Record<ParamSource, string> = {
+  query: 'Query parameter',
+  path: 'Path parameter',
+  header: 'Header',
+};
+
+/**
+ * A non-negative integer parameter (of the query, unless `source` says the path or a header), or
+ * `fallback` when absent. @throws GatehouseError INVALID_INPUT naming where it was and what it must
+ * be, with `details.parameter` (`details.header` for a header).
+ */
+export function intParam(
+  value: unknown,
+  name: string,
+  fallback?: number,
+  source: ParamSource = 'query',
+): number {
+  const details = source === 'header' ? { header: name } : { parameter: name };
   if (value === undefined || value === '') {
     if (fallback !== undefined) return fallback;
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,
-      `Query parameter ${name} is required (a non-negative integer).`,
+      `${SOURCE_NAME[source]} ${name} is required (a non-negative integer).`,
+      { details },
     );
   }
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n)) {
+    const shown = JSON.stringify(value);
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,
-      `Query parameter ${name} must be a non-negative integer; got ${JSON.stringify(value)}.`,
+      `${SOURCE_NAME[source]} ${name} must be a non-negative integer (at most ${Number.MAX_SAFE_INTEGER}); got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}.`,
+      { details },
     );
   }
   return n;

@@ -154,6 +154,30 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     expect(missing.body.error.message.length).toBeLessThan(400);
   });
 
+  it('says whether a malformed integer was in the query, the path or a header', async () => {
+    const query = await g.inject<ErrorBody>('GET', '/v1/tokens?limit=-5', {
+      token: g.tokens.admin,
+    });
+    expect(query.status).toBe(400);
+    expect(query.body.error.message).toMatch(/^Query parameter limit must be a non-negative/);
+    expect(query.body.error.details).toEqual({ parameter: 'limit' });
+    const path = await g.inject<ErrorBody>('GET', '/v1/audit/records/1e309', {
+      token: g.tokens.admin,
+    });
+    expect(path.status).toBe(400);
+    expect(path.body.error.message).toMatch(/^Path parameter index must be a non-negative/);
+    expect(path.body.error.details).toEqual({ parameter: 'index' });
+    const header = await g.inject<ErrorBody>('GET', '/v1/events/stream', {
+      token: g.tokens.admin,
+      headers: { 'last-event-id': `x${'9'.repeat(5000)}` },
+    });
+    expect(header.status).toBe(400);
+    expect(header.body.error.message).toMatch(/^Header Last-Event-ID must be a non-negative/);
+    expect(header.body.error.details).toEqual({ header: 'Last-Event-ID' });
+    // A long value is shown cut, not echoed whole.
+    expect(header.body.error.message.length).toBeLessThan(300);
+  });
+
   it('refuses deep and overflowing input over a socket too, naming where', async () => {
     const post = async (input: string) => {
       const res = await fetch(`${g.url!}/v1/invocations`, {
