@@ -12,6 +12,30 @@ export function objectBody(body: unknown, what: string): Record<string, unknown>
 }
 
 /**
+ * A required member of a body that is itself an object, e.g. `/tool` of an invocation.
+ * @param shape what it holds, as the message shows it (`{"id": …, "version": …}`)
+ * @throws GatehouseError INVALID_INPUT naming its pointer and what was sent instead.
+ */
+export function objectMember(
+  o: Record<string, unknown>,
+  field: string,
+  shape: string,
+): Record<string, unknown> {
+  const v = o[field];
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+  const pointer = `/${field}`;
+  const got =
+    v === undefined
+      ? 'it is missing'
+      : `got ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}`;
+  throw new GatehouseError(
+    ErrorCode.INVALID_INPUT,
+    `${pointer} must be an object ${shape}; ${got}.`,
+    { details: { pointer } },
+  );
+}
+
+/**
  * A required string field, without the NUL character (no name, id or label holds one, and
  * PostgreSQL cannot store it). @throws GatehouseError INVALID_INPUT naming the field's pointer.
  */

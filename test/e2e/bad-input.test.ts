@@ -154,6 +154,28 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     expect(missing.body.error.message.length).toBeLessThan(400);
   });
 
+  it('names the member that must be an object, not the body or its Content-Type', async () => {
+    for (const [tool, got] of [
+      ['"demo/echo@1.0.0"', 'got a string'],
+      ['[1]', 'got an array'],
+      ['null', 'got null'],
+    ]) {
+      const a = await invoke(`{"tool":${tool},"environment":"dev","input":{"message":"x"}}`);
+      expect(a.status).toBe(400);
+      expect(a.body.error.details).toEqual({ pointer: '/tool' });
+      expect(a.body.error.message).toBe(`/tool must be an object {"id": …, "version": …}; ${got}.`);
+    }
+    const missing = await invoke('{"environment":"dev","input":{"message":"x"}}');
+    expect(missing.body.error.message).toMatch(/^\/tool must be an object .*; it is missing\.$/);
+    const binding = await g.inject<ErrorBody>('POST', '/v1/mcp-servers/any/bindings', {
+      token: g.tokens.maintainer,
+      body: { tool: 't', class: 'read', descriptor: 'x' },
+    });
+    expect(binding.status).toBe(400);
+    expect(binding.body.error.details).toEqual({ pointer: '/descriptor' });
+    expect(binding.body.error.message).toMatch(/^\/descriptor must be an object .*got a string/);
+  });
+
   it('says whether a malformed integer was in the query, the path or a header', async () => {
     const query = await g.inject<ErrorBody>('GET', '/v1/tokens?limit=-5', {
       token: g.tokens.admin,
