@@ -35,20 +35,32 @@ export function objectMember(
   );
 }
 
+/** The longest string field a body may hold unless its route says otherwise (ids, names, reasons). */
+export const MAX_STRING_FIELD = 256;
+
 /**
- * A required string field, without the NUL character (no name, id or label holds one, and
- * PostgreSQL cannot store it). @throws GatehouseError INVALID_INPUT naming the field's pointer.
+ * A required string field of at most `max` characters, without the NUL character (no name, id or
+ * label holds one, and PostgreSQL cannot store it). @throws GatehouseError INVALID_INPUT naming the
+ * field's pointer.
  */
 export function stringField(
   o: Record<string, unknown>,
   field: string,
   pointer = `/${field}`,
+  max = MAX_STRING_FIELD,
 ): string {
   const v = o[field];
   if (typeof v !== 'string' || v.length === 0) {
     throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} must be a non-empty string.`, {
       details: { pointer },
     });
+  }
+  if (v.length > max) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${pointer} is ${v.length} characters long; it may be at most ${max}.`,
+      { details: { pointer, maxLength: max } },
+    );
   }
   if (v.includes('\u0000')) {
     throw new GatehouseError(
@@ -84,10 +96,14 @@ export function nulCharacterIn(params: unknown, query: unknown): GatehouseError 
   return undefined;
 }
 
-/** An optional string field. */
-export function optionalString(o: Record<string, unknown>, field: string): string | undefined {
+/** An optional string field (of at most `max` characters). */
+export function optionalString(
+  o: Record<string, unknown>,
+  field: string,
+  max = MAX_STRING_FIELD,
+): string | undefined {
   if (o[field] === undefined || o[field] === null) return undefined;
-  return stringField(o, field);
+  return stringField(o, field, `/${field}`, max);
 }
 
 /** Where a request carries a value: its query, its path or a header. */

@@ -176,6 +176,40 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     expect(binding.body.error.message).toMatch(/^\/descriptor must be an object .*got a string/);
   });
 
+  it('refuses a string field longer than its bound, and a role named twice', async () => {
+    const long = await invoke(
+      JSON.stringify({
+        tool: { id: `demo/${'x'.repeat(300)}`, version: '1.0.0' },
+        environment: 'dev',
+        input: { message: 'x' },
+      }),
+    );
+    expect(long.status).toBe(400);
+    expect(long.body.error.details).toEqual({ pointer: '/tool/id', maxLength: 256 });
+    expect(long.body.error.message).toBe('/tool/id is 305 characters long; it may be at most 256.');
+    const env = await invoke(
+      JSON.stringify({
+        tool: { id: 'demo/echo', version: '1.0.0' },
+        environment: 'd'.repeat(10_000),
+        input: {},
+      }),
+    );
+    expect(env.body.error.details).toEqual({ pointer: '/environment', maxLength: 256 });
+    const name = await g.inject<ErrorBody>('POST', '/v1/principals', {
+      token: g.tokens.admin,
+      body: { name: 'n'.repeat(100_000), roles: ['reviewer'] },
+    });
+    expect(name.status).toBe(400);
+    expect(name.body.error.details).toEqual({ pointer: '/name', maxLength: 256 });
+    const roles = await g.inject<ErrorBody>('POST', '/v1/principals', {
+      token: g.tokens.admin,
+      body: { name: 'twice', roles: ['reviewer', 'admin', 'reviewer'] },
+    });
+    expect(roles.status).toBe(400);
+    expect(roles.body.error.details).toEqual({ pointer: '/roles/2' });
+    expect(roles.body.error.message).toMatch(/names reviewer more than once/);
+  });
+
   it('says whether a malformed integer was in the query, the path or a header', async () => {
     const query = await g.inject<ErrorBody>('GET', '/v1/tokens?limit=-5', {
       token: g.tokens.admin,
