@@ -50,7 +50,7 @@ const INSTANT =
 export function invocationQuery(raw: unknown): InvocationQuery {
   const q = (raw ?? {}) as Record<string, unknown>;
   for (const name of Object.keys(q)) {
-    if (!(name in INVOCATION_FILTER_PARAMETERS))
+    if (!Object.hasOwn(INVOCATION_FILTER_PARAMETERS, name))
       invalid(name, q[name], `is not a filter of GET /v1/invocations; use ${names()}`);
     if (Array.isArray(q[name])) invalid(name, q[name], 'is given more than once; give it once');
   }

@@ -12,19 +12,55 @@ export function objectBody(body: unknown, what: string): Record<string, unknown>
 }
 
 /**
- * A required string field, without the NUL character (no name, id or label holds one, and
- * PostgreSQL cannot store it). @throws GatehouseError INVALID_INPUT naming the field's pointer.
+ * A required member of a body that is itself an object, e.g. `/tool` of an invocation.
+ * @param shape what it holds, as the message shows it (`{"id": …, "version": …}`)
+ * @throws GatehouseError INVALID_INPUT naming its pointer and what was sent instead.
+ */
+export function objectMember(
+  o: Record<string, unknown>,
+  field: string,
+  shape: string,
+): Record<string, unknown> {
+  const v = o[field];
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+  const pointer = `/${field}`;
+  const got =
+    v === undefined
+      ? 'it is missing'
+      : `got ${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`}`;
+  throw new GatehouseError(
+    ErrorCode.INVALID_INPUT,
+    `${pointer} must be an object ${shape}; ${got}.`,
+    { details: { pointer } },
+  );
+}
+
+/** The longest string field a body may hold unless its route says otherwise (ids, names, reasons). */
+export const MAX_STRING_FIELD = 256;
+
+/**
+ * A required string field of at most `max` characters, without the NUL character (no name, id or
+ * label holds one, and PostgreSQL cannot store it). @throws GatehouseError INVALID_INPUT naming the
+ * field's pointer.
  */
 export function stringField(
   o: Record<string, unknown>,
   field: string,
   pointer = `/${field}`,
+  max = MAX_STRING_FIELD,
 ): string {
   const v = o[field];
   if (typeof v !== 'string' || v.length === 0) {
     throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} must be a non-empty string.`, {
       details: { pointer },
     });
+  }
+  if (v.length > max) {
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${pointer} is ${v.length} characters long; it may be at most ${max}.`,
+      { details: { pointer, maxLength: max } },
+    );
   }
   if (v.includes('\u0000')) {
     throw new GatehouseError(
@@ -60,26 +96,52 @@ export function nulCharacterIn(params: unknown, query: unknown): GatehouseError 
   return undefined;
 }
 
-/** An optional string field. */
-export function optionalString(o: Record<string, unknown>, field: string): string | undefined {
+/** An optional string field (of at most `max` characters). */
+export function optionalString(
+  o: Record<string, unknown>,
+  field: string,
+  max = MAX_STRING_FIELD,
+): string | undefined {
   if (o[field] === undefined || o[field] === null) return undefined;
-  return stringField(o, field);
+  return stringField(o, field, `/${field}`, max);
 }
 
-/** A non-negative integer query parameter, or `fallback` when absent. */
-export function intParam(value: unknown, name: string, fallback?: number): number {
+/** Where a request carries a value: its query, its path or a header. */
+export type ParamSource = 'query' | 'path' | 'header';
+
+const SOURCE_NAME: Record<ParamSource, string> = {
+  query: 'Query parameter',
+  path: 'Path parameter',
+  header: 'Header',
+};
+
+/**
+ * A non-negative integer parameter (of the query, unless `source` says the path or a header), or
+ * `fallback` when absent. @throws GatehouseError INVALID_INPUT naming where it was and what it must
+ * be, with `details.parameter` (`details.header` for a header).
+ */
+export function intParam(
+  value: unknown,
+  name: string,
+  fallback?: number,
+  source: ParamSource = 'query',
+): number {
+  const details = source === 'header' ? { header: name } : { parameter: name };
   if (value === undefined || value === '') {
     if (fallback !== undefined) return fallback;
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,
-      `Query parameter ${name} is required (a non-negative integer).`,
+      `${SOURCE_NAME[source]} ${name} is required (a non-negative integer).`,
+      { details },
     );
   }
   const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n)) {
+    const shown = JSON.stringify(value);
     throw new GatehouseError(
       ErrorCode.INVALID_INPUT,
-      `Query parameter ${name} must be a non-negative integer; got ${JSON.stringify(value)}.`,
+      `${SOURCE_NAME[source]} ${name} must be a non-negative integer (at most ${Number.MAX_SAFE_INTEGER}); got ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown}.`,
+      { details },
     );
   }
   return n;

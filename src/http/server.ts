@@ -5,6 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { Tracer } from '@opentelemetry/api';
 import { noopTracer } from '../invocation/index.js';
 import { ErrorCode, IllegalStateError, cutText } from '../core/index.js';
+import { answerClientError } from './client-errors.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
 import { nulCharacterIn } from './request-parsing.js';
@@ -108,6 +109,8 @@ export function buildServer(o: ServerOptions): FastifyInstance {
       const { status, body } = errorBody(translateFastifyError(err, 'this gateway'));
       void reply.code(status).send(body);
     },
+    // A request Node cannot even parse (headers too large, too slow, not HTTP) likewise.
+    clientErrorHandler: answerClientError,
   });
   // Every route registered from here on, so the OpenAPI document can be checked against them.
   const registered: { method: string; url: string }[] = [];

@@ -33,6 +33,17 @@ import { sanitizeStage } from './stages/sanitize-stage.js';
 import { InvocationTrace, noopTracer } from './invocation-telemetry.js';
 import type { InvocationLog } from './invocation-telemetry.js';
 
+/**
+ * The `tool` label of an outcome: `id@version` of a published descriptor, or {@link UNKNOWN_TOOL}
+ * when the call named none (its id and version are the caller's text: one label each would let an
+ * agent grow the metrics, and the public /metrics would show what it wrote).
+ */
+export const UNKNOWN_TOOL = '(unknown)';
+
+function metricToolLabel(tool: InvocationRecord['tool']): string {
+  return tool.descriptorDigest === null ? UNKNOWN_TOOL : `${tool.id}@${tool.version}`;
+}
+
 /** Observes the pipeline for metrics. */
 export interface PipelineMetrics {
   stage(name: StageName, seconds: number): void;
@@ -358,7 +369,7 @@ export class Pipeline {
     span?.end('recorded');
     ctx.pendingApproval = undefined;
     ctx.savedTrace = record.trace.length;
-    if (final) this.options.metrics?.outcome(`${record.tool.id}@${record.tool.version}`, status);
+    if (final) this.options.metrics?.outcome(metricToolLabel(record.tool), status);
     return record;
   }
 }

@@ -62,6 +62,7 @@ describe('GET /v1/audit/proof and /v1/audit/consistency', () => {
         url,
         expect.stringMatching(new RegExp(`^(Query parameter )?${parameter}\\b`)),
       ]);
+      expect([url, res.body.error.details.parameter]).toEqual([url, parameter]);
     }
     // The edges of the ranges are accepted.
     for (const url of [

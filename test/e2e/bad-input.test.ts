@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody, InjectAnswer } from '../helpers/gateway-fixture.js';
@@ -153,6 +154,86 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     expect(missing.body.error.message.length).toBeLessThan(400);
   });
 
+  it('names the member that must be an object, not the body or its Content-Type', async () => {
+    for (const [tool, got] of [
+      ['"demo/echo@1.0.0"', 'got a string'],
+      ['[1]', 'got an array'],
+      ['null', 'got null'],
+    ]) {
+      const a = await invoke(`{"tool":${tool},"environment":"dev","input":{"message":"x"}}`);
+      expect(a.status).toBe(400);
+      expect(a.body.error.details).toEqual({ pointer: '/tool' });
+      expect(a.body.error.message).toBe(`/tool must be an object {"id": …, "version": …}; ${got}.`);
+    }
+    const missing = await invoke('{"environment":"dev","input":{"message":"x"}}');
+    expect(missing.body.error.message).toMatch(/^\/tool must be an object .*; it is missing\.$/);
+    const binding = await g.inject<ErrorBody>('POST', '/v1/mcp-servers/any/bindings', {
+      token: g.tokens.maintainer,
+      body: { tool: 't', class: 'read', descriptor: 'x' },
+    });
+    expect(binding.status).toBe(400);
+    expect(binding.body.error.details).toEqual({ pointer: '/descriptor' });
+    expect(binding.body.error.message).toMatch(/^\/descriptor must be an object .*got a string/);
+  });
+
+  it('refuses a string field longer than its bound, and a role named twice', async () => {
+    const long = await invoke(
+      JSON.stringify({
+        tool: { id: `demo/${'x'.repeat(300)}`, version: '1.0.0' },
+        environment: 'dev',
+        input: { message: 'x' },
+      }),
+    );
+    expect(long.status).toBe(400);
+    expect(long.body.error.details).toEqual({ pointer: '/tool/id', maxLength: 256 });
+    expect(long.body.error.message).toBe('/tool/id is 305 characters long; it may be at most 256.');
+    const env = await invoke(
+      JSON.stringify({
+        tool: { id: 'demo/echo', version: '1.0.0' },
+        environment: 'd'.repeat(10_000),
+        input: {},
+      }),
+    );
+    expect(env.body.error.details).toEqual({ pointer: '/environment', maxLength: 256 });
+    const name = await g.inject<ErrorBody>('POST', '/v1/principals', {
+      token: g.tokens.admin,
+      body: { name: 'n'.repeat(100_000), roles: ['reviewer'] },
+    });
+    expect(name.status).toBe(400);
+    expect(name.body.error.details).toEqual({ pointer: '/name', maxLength: 256 });
+    const roles = await g.inject<ErrorBody>('POST', '/v1/principals', {
+      token: g.tokens.admin,
+      body: { name: 'twice', roles: ['reviewer', 'admin', 'reviewer'] },
+    });
+    expect(roles.status).toBe(400);
+    expect(roles.body.error.details).toEqual({ pointer: '/roles/2' });
+    expect(roles.body.error.message).toMatch(/names reviewer more than once/);
+  });
+
+  it('says whether a malformed integer was in the query, the path or a header', async () => {
+    const query = await g.inject<ErrorBody>('GET', '/v1/tokens?limit=-5', {
+      token: g.tokens.admin,
+    });
+    expect(query.status).toBe(400);
+    expect(query.body.error.message).toMatch(/^Query parameter limit must be a non-negative/);
+    expect(query.body.error.details).toEqual({ parameter: 'limit' });
+    const path = await g.inject<ErrorBody>('GET', '/v1/audit/records/1e309', {
+      token: g.tokens.admin,
+    });
+    expect(path.status).toBe(400);
+    expect(path.body.error.message).toMatch(/^Path parameter index must be a non-negative/);
+    expect(path.body.error.details).toEqual({ parameter: 'index' });
+    const header = await g.inject<ErrorBody>('GET', '/v1/events/stream', {
+      token: g.tokens.admin,
+      headers: { 'last-event-id': `x${'9'.repeat(5000)}` },
+    });
+    expect(header.status).toBe(400);
+    expect(header.body.error.message).toMatch(/^Header Last-Event-ID must be a non-negative/);
+    expect(header.body.error.details).toEqual({ header: 'Last-Event-ID' });
+    // A long value is shown cut, not echoed whole.
+    expect(header.body.error.message.length).toBeLessThan(300);
+  });
+
   it('refuses deep and overflowing input over a socket too, naming where', async () => {
     const post = async (input: string) => {
       const res = await fetch(`${g.url!}/v1/invocations`, {
@@ -198,5 +279,40 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     const hugeId = await post('{"jsonrpc":"2.0","id":1e400,"method":"ping"}');
     expect(hugeId.status).toBe(400);
     expect(hugeId.body.error.message).toMatch(/at \/id: the number 1e400/);
+  });
+
+  it('answers requests Node cannot parse in the error shape: headers too large, not HTTP', async () => {
+    const port = Number(new URL(g.url!).port);
+    const raw = (text: string) =>
+      new Promise<{ status: number; body: ErrorBody; headers: string }>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(text));
+        const chunks: Buffer[] = [];
+        socket.on('data', (d: Buffer) => chunks.push(d));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const answer = Buffer.concat(chunks).toString('utf8');
+          const cut = answer.indexOf('\r\n\r\n');
+          resolve({
+            status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1]),
+            headers: answer.slice(0, cut),
+            body: JSON.parse(answer.slice(cut + 4)) as ErrorBody,
+          });
+        });
+      });
+    const huge = await raw(
+      `GET /v1/tools HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(huge.status).toBe(431);
+    expect(huge.body.error.code).toBe('INVALID_INPUT');
+    expect(huge.body.error.message).toMatch(/larger than this gateway accepts .*shorten the URL/);
+    expect(huge.headers).toMatch(/content-type: application\/json/);
+    const longUrl = await raw(`GET /${'a'.repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`);
+    expect(longUrl.status).toBe(431);
+    expect(longUrl.body.error.code).toBe('INVALID_INPUT');
+    const spaced = await raw('GET /v1/audit/records/ 1 HTTP/1.1\r\nhost: x\r\n\r\n');
+    expect(spaced.status).toBe(400);
+    expect(spaced.body.error.code).toBe('INVALID_INPUT');
+    expect(spaced.body.error.message).toMatch(/not valid HTTP\/1\.1.*request line/);
+    expect((await fetch(`${g.url!}/healthz`)).status).toBe(200);
   });
 });

@@ -351,6 +351,83 @@ describe('POST /mcp refuses bad input and attacks', () => {
     expect(refused.map((r) => r.record.data.reason)).toEqual(['invalid-request']);
   });
 
+  it('refuses a malformed JSON-RPC message naming the message and its member', async () => {
+    const auth = { authorization: `Bearer ${g.tokens.agent}` };
+    const sessionId = await (async () => {
+      const r = await fetch(url, {
+        method: 'POST',
+        headers: {
+          ...auth,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(initialize),
+      });
+      expect(r.status).toBe(200);
+      await r.text();
+      return r.headers.get('mcp-session-id')!;
+    })();
+    const session = { ...auth, 'mcp-session-id': sessionId };
+    const cases: [body: unknown, message: string][] = [
+      [
+        { jsonrpc: '2.0', id: null, method: 'ping' },
+        '/id must be a string or an integer; got null',
+      ],
+      [
+        { jsonrpc: '2.0', id: 1.5, method: 'ping' },
+        '/id must be a string or an integer; got the fraction 1.5',
+      ],
+      [{ jsonrpc: '1.0', id: 1, method: 'ping' }, '/jsonrpc must be "2.0"'],
+      [{ jsonrpc: '2.0', id: 1, method: {} }, '/method must be a string'],
+      [
+        { jsonrpc: '2.0', id: 1 },
+        'the body has no method (a request or notification) and no result or error',
+      ],
+      [
+        { jsonrpc: '2.0', id: 1, method: 'tools/list', params: [1] },
+        '/params must be an object (named parameters); got an array',
+      ],
+      [{ jsonrpc: '2.0', id: 1, method: 'ping', extra: 1 }, '/extra is not a member of a request'],
+      [
+        [{ jsonrpc: '2.0', id: 1, method: 'ping' }, 5],
+        '/1 must be a JSON-RPC message {"jsonrpc": "2.0", …}; got the number 5',
+      ],
+      [[], 'the body is an empty batch'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await rawPost(session, JSON.stringify(body));
+      expect([body, res.status]).toEqual([body, 400]);
+      const error = (JSON.parse(res.body) as { error: { message: string; data: { code: string } } })
+        .error;
+      expect(error.data.code).toBe('INVALID_INPUT');
+      expect(error.message).toContain(`Invalid JSON-RPC message: ${message}`);
+    }
+    // A malformed initialize says what it lacks, not that a session header is missing.
+    const inits: [body: unknown, message: string][] = [
+      [{ ...initialize, params: undefined }, '/params must be {"protocolVersion"'],
+      [
+        { ...initialize, params: { ...initialize.params, protocolVersion: {} } },
+        '/params/protocolVersion must be a string',
+      ],
+      [
+        { ...initialize, params: { ...initialize.params, clientInfo: { name: 'x' } } },
+        '/params/clientInfo/version must be a string',
+      ],
+      [{ ...initialize, id: undefined }, '/id is required: initialize is a request'],
+      [[initialize, initialize], 'is a batch holding initialize; send initialize alone'],
+    ];
+    for (const [body, message] of inits) {
+      const res = await rawPost(auth, JSON.stringify(body));
+      expect([body, res.status]).toEqual([body, 400]);
+      const error = (JSON.parse(res.body) as { error: { message: string } }).error;
+      expect(error.message).toContain(message);
+      expect(error.message).not.toContain('Mcp-Session-Id is required');
+    }
+    // The session still answers a well-formed message.
+    const ping = await rawPost(session, '{"jsonrpc":"2.0","id":7,"method":"ping"}');
+    expect([ping.status, ping.body]).toEqual([200, expect.stringContaining('"id":7') as unknown]);
+  });
+
   it('refuses a request without a token with 401, a JWT with 401, and a reviewer with 403', async () => {
     expect((await rawPost({})).status).toBe(401);
     const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJvdGhlciJ9.c2lnbmF0dXJl';

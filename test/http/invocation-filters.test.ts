@@ -65,6 +65,9 @@ describe('the filters of GET /v1/invocations', () => {
       [{ cursor: "x' or 1=1" }, 'cursor', /nextCursor of an earlier answer/],
       [{ status: ['observed', 'failed'] }, 'status', /more than once/],
       [{ principal: 'p-1' }, 'principal', /is not a filter.*use status, tool/],
+      [{ constructor: '1' }, 'constructor', /is not a filter/],
+      [{ toString: '1' }, 'toString', /is not a filter/],
+      [{ hasOwnProperty: '1' }, 'hasOwnProperty', /is not a filter/],
     ];
     for (const [q, parameter, message] of cases) {
       const r = refusal(q);

@@ -30,6 +30,32 @@ async function until(gw: DemoGateway, series: string, value: number): Promise<vo
 }
 
 describe('/metrics of the gateway’s state', { timeout: 120_000 }, () => {
+  it('labels outcomes with published tools only: an unknown id or version is one series', async () => {
+    g = await startDemoGateway();
+    const invoke = (tool: { id: string; version: string }, key: string) =>
+      g!.inject('POST', '/v1/invocations', {
+        token: g!.tokens.agent,
+        headers: { 'idempotency-key': key },
+        body: { tool, input: { message: 'x' }, environment: 'dev' },
+      });
+    expect((await invoke({ id: 'demo/echo', version: '1.0.0' }, 'm-1')).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await invoke({ id: `made-up/${i}-${'x'.repeat(200)}`, version: '1.0.0' }, `m-u${i}`))
+          .status,
+      ).toBe(422);
+    expect((await invoke({ id: 'demo/echo', version: '../../etc' }, 'm-v')).status).toBe(422);
+    const text = (await g.inject<string>('GET', '/metrics')).body;
+    expect(
+      await sample(g, 'gatehouse_invocations_total{tool="demo/echo@1.0.0",status="observed"}'),
+    ).toBe(1);
+    expect(await sample(g, 'gatehouse_invocations_total{tool="(unknown)",status="denied"}')).toBe(
+      6,
+    );
+    expect(text).not.toContain('made-up/');
+    expect(text).not.toContain('../../etc');
+  });
+
   it('counts the clients of the event stream as they come and go', async () => {
     g = await startDemoGateway({ listen: true });
     await until(g, 'gatehouse_event_stream_clients', 0);

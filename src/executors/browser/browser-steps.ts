@@ -88,7 +88,7 @@ function stepProblems(
     return [{ pointer: at, message: 'must be an object {action, ...}' }];
   const s = step as Record<string, unknown>;
   const action = s.action;
-  if (typeof action !== 'string' || !(action in FIELDS))
+  if (typeof action !== 'string' || !Object.hasOwn(FIELDS, action))
     return [
       { pointer: `${at}/action`, message: `must be one of ${Object.keys(FIELDS).join(', ')}` },
     ];

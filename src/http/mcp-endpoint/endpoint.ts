@@ -17,6 +17,7 @@ import type { McpReach } from './guards.js';
 import type { McpWatcher } from '../../mcp/index.js';
 import { RefusalType, recordRefusal, sessionDigest } from './refusals.js';
 import { createSessionServer } from './session.js';
+import { initializeProblem, messageProblem } from './messages.js';
 import { LiveSessions } from './live-sessions.js';
 import { serveSessionStream } from './session-stream.js';
 import { MemoryStreamEventStore } from './memory-stream-events.js';
@@ -286,6 +287,10 @@ export function mountMcpEndpoint(
     const { principal, grant } = principals.get(req)!;
     const token = grant.token!.id;
     const sessionId = req.headers['mcp-session-id'];
+    if (req.method === 'POST') {
+      const problem = messageProblem(req.body);
+      if (problem) throw problem;
+    }
     let transport: WebStandardStreamableHTTPServerTransport;
     if (typeof sessionId === 'string') {
       const session = shared
@@ -309,13 +314,17 @@ export function mountMcpEndpoint(
       sessions.delete(sessionId);
       sessions.set(sessionId, session);
       transport = session.transport;
-    } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
-      transport = await open(principal, grant.token!, (req.body as { params?: unknown }).params);
     } else {
-      throw new GatehouseError(
-        ErrorCode.INVALID_INPUT,
-        'Header Mcp-Session-Id is required: open a session with an initialize request first.',
-      );
+      // A malformed initialize (an id-less one included, which the SDK would take and answer
+      // 202 with no session a client can see) is told what it lacks.
+      const problem = req.method === 'POST' ? initializeProblem(req.body) : undefined;
+      if (problem) throw problem;
+      if (req.method !== 'POST' || !isInitializeRequest(req.body))
+        throw new GatehouseError(
+          ErrorCode.INVALID_INPUT,
+          'Header Mcp-Session-Id is required: open a session with an initialize request first.',
+        );
+      transport = await open(principal, grant.token!, (req.body as { params?: unknown }).params);
     }
     const headers = new Headers();
     for (const name of FORWARDED) {

@@ -34,7 +34,7 @@ export function eventStreamRoutes(hub: EventStreamHub, directory: Directory): Ro
         const after = (req.query as { after?: unknown }).after;
         const start =
           typeof header === 'string' && header !== ''
-            ? intParam(header, 'Last-Event-ID')
+            ? intParam(header, 'Last-Event-ID', undefined, 'header')
             : after !== undefined
               ? intParam(after, 'after')
               : undefined;

@@ -87,7 +87,7 @@ export function evidenceRoutes(s: GatewayServices): Route[] {
         '404': "beyond the log (agents: or not a record of the agent's own calls)",
       },
       handler: async (principal, req, _reply, grant) => {
-        const index = intParam((req.params as { index: string }).index, 'index');
+        const index = intParam((req.params as { index: string }).index, 'index', undefined, 'path');
         if (grant.owner !== null)
           await requireOwnAuditRecord(s, principal.tenant, index, grant.owner);
         return { status: 200, body: await s.auditLog.record(principal.tenant, index) };

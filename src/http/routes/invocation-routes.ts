@@ -1,7 +1,13 @@
 import { ErrorCode, GatehouseError } from '../../core/index.js';
 import { invocationStatusCode } from '../error-status.js';
 import { INVOCATION_FILTER_PARAMETERS, invocationQuery } from '../invocation-filters.js';
-import { IDEMPOTENCY_KEY, objectBody, optionalString, stringField } from '../request-parsing.js';
+import {
+  IDEMPOTENCY_KEY,
+  objectBody,
+  objectMember,
+  optionalString,
+  stringField,
+} from '../request-parsing.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
 
@@ -52,7 +58,7 @@ export function invocationRoutes(s: GatewayServices): Route[] {
           );
         }
         const body = objectBody(req.body, 'POST /v1/invocations');
-        const tool = objectBody(body.tool, '/tool');
+        const tool = objectMember(body, 'tool', '{"id": …, "version": …}');
         if (!('input' in body))
           throw new GatehouseError(
             ErrorCode.INVALID_INPUT,

@@ -1,7 +1,7 @@
 import { ErrorCode, GatehouseError, isSideEffectClass } from '../../core/index.js';
 import type { McpService, McpTransport } from '../../mcp/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
-import { objectBody, optionalString, stringField } from '../request-parsing.js';
+import { objectBody, objectMember, optionalString, stringField } from '../request-parsing.js';
 import type { Route } from '../route.js';
 
 /** What the MCP server routes need. */
@@ -102,7 +102,9 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
             return { status: 200, body: await s.mcp.activate(t, id, principal.id) };
           case 'retire': {
             const body =
-              req.body === undefined || req.body === null ? {} : objectBody(req.body, 'retire');
+              req.body === undefined || req.body === null
+                ? {}
+                : objectBody(req.body, 'POST /v1/mcp-servers/:id/retire');
             const reason = optionalString(body, 'reason') ?? 'retired';
             return { status: 200, body: await s.mcp.retire(t, id, principal.id, reason) };
           }
@@ -143,7 +145,7 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
             '/class must be read, workspace-write, shared-write or production.',
             { details: { pointer: '/class' } },
           );
-        const d = objectBody(body.descriptor, '/descriptor');
+        const d = objectMember(body, 'descriptor', '{"id": …, "version": …}');
         // A descriptor the registry would refuse (a malformed id or version, a version published
         // with other content) is refused before the binding is stored.
         const r = await s.mcp.bind(
@@ -184,7 +186,9 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
       handler: async (principal, req) => {
         const { id, tool } = params(req);
         const body =
-          req.body === undefined || req.body === null ? {} : objectBody(req.body, 'reapprove');
+          req.body === undefined || req.body === null
+            ? {}
+            : objectBody(req.body, 'POST /v1/mcp-servers/:id/bindings/:tool/reapprove');
         const version = optionalString(body, 'version');
         const r = await s.mcp.reapprove(
           principal.tenant,

@@ -72,7 +72,7 @@ export function openApiImportRoutes(s: GatewayServices): Route[] {
         const document = body.document;
         if (typeof document !== 'object' || document === null || Array.isArray(document))
           throw invalid('/document', 'must be the OpenAPI document as a JSON object');
-        const baseUrl = optionalString(body, 'baseUrl');
+        const baseUrl = optionalString(body, 'baseUrl', 2048);
         const classes = classesOf(body);
         const options = {
           idPrefix: stringField(body, 'idPrefix'),

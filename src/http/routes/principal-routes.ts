@@ -65,6 +65,13 @@ export function principalRoutes(s: GatewayServices): Route[] {
             { details: { pointer: '/roles' } },
           );
         }
+        const twice = roles.findIndex((r, i) => roles.indexOf(r) !== i);
+        if (twice >= 0)
+          throw new GatehouseError(
+            ErrorCode.INVALID_INPUT,
+            `/roles names ${String(roles[twice])} more than once; name each role once.`,
+            { details: { pointer: `/roles/${twice}` } },
+          );
         const project = optionalString(body, 'project');
         const agentRef = optionalString(body, 'agent');
         const isAgent = roles.includes('agent');
