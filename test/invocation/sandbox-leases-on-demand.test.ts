@@ -2,13 +2,10 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExecutionCapacity, Reaper } from '../../src/capacity/index.js';
-import { ManualClock, SequentialIds } from '../../src/core/index.js';
-import type { EgressProxy } from '../../src/egress/index.js';
-import { SandboxLeases } from '../../src/invocation/index.js';
+import { Reaper } from '../../src/capacity/index.js';
 import type { LeaseAsk } from '../../src/invocation/index.js';
 import { Workspaces } from '../../src/sandbox/index.js';
-import { MemoryLeaseStore } from '../helpers/memory-lease-store.js';
+import { callAsk, leasesOver } from '../helpers/sandbox-leases.js';
 
 let root: string | undefined;
 afterEach(() => {
@@ -16,31 +13,11 @@ afterEach(() => {
   root = undefined;
 });
 
-const ask: LeaseAsk = {
-  tenant: 't1',
-  agent: 'a1',
-  invocationId: 'inv-1',
-  runId: null,
-  attemptId: null,
-  needs: {},
-  workspaceOnDemand: true,
-  timeoutMs: 1_000,
-  credentials: { env: {}, files: [], leases: [] },
-  signal: new AbortController().signal,
-  onQueued: () => Promise.resolve(),
-  onEgress: () => undefined,
-};
+const ask: LeaseAsk = { ...callAsk, workspaceOnDemand: true };
 
 /** Leases over a real workspace root, with every workspace made and removed counted. */
 async function setUp() {
   root = mkdtempSync(join(tmpdir(), 'gatehouse-leases-'));
-  const clock = new ManualClock();
-  const capacity = await ExecutionCapacity.open({
-    store: new MemoryLeaseStore(),
-    clock,
-    ids: new SequentialIds('lease'),
-    pools: [{ name: 'default', cpus: 2, memoryBytes: 2 ** 30, gpus: 0, leases: 4 }],
-  });
   const workspaces = new Workspaces({ root: join(root, 'workspaces'), repositories: {} });
   const counts = { fresh: 0, remove: 0 };
   const fresh = workspaces.fresh.bind(workspaces);
@@ -53,31 +30,7 @@ async function setUp() {
     counts.remove += 1;
     return remove(id, kind);
   };
-  const egress = {
-    open: () => Promise.resolve({ socketPath: join(root!, 'proxy.sock'), close: async () => {} }),
-  } as unknown as EgressProxy;
-  const leases = new SandboxLeases({
-    capacity,
-    workspaces,
-    egress,
-    defaults: {
-      pool: 'default',
-      resources: { cpus: 1, memoryBytes: 2 ** 20, gpus: 0, pids: 16 },
-      egressAllow: [],
-      queueBudgetMs: 0,
-      attemptTtlMs: 60_000,
-      idleAttemptsPerAgent: 1,
-    },
-  });
-  const reaper = new Reaper({
-    capacity,
-    clock,
-    inUse: (lease) => leases.holds(lease.id),
-    holderDone: () => Promise.resolve(true),
-    workspaces: () => workspaces.existing(),
-    removeWorkspace: (id) => workspaces.remove(id, 'plain'),
-  });
-  return { capacity, leases, counts, reaper, workspaces, clock };
+  return { ...(await leasesOver(root, workspaces)), counts, workspaces };
 }
 
 describe('a call lease whose workspace is made on demand', () => {
