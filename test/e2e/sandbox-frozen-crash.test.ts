@@ -72,7 +72,11 @@ describe.skipIf(
     await expect(pending).rejects.toThrow();
 
     // No gateway runs now: what is left must go by itself, within a bound.
-    for (let i = 0; i < 200 && (existsSync(cgroup!) || processesMatching(mark).length > 0); i++)
+    for (
+      let i = 0;
+      i < 200 && (cgroupDirsNamed(leaseId).length > 0 || processesMatching(mark).length > 0);
+      i++
+    )
       await sleep(50);
     expect(processesMatching(mark)).toEqual([]);
     expect(cgroupDirsNamed(leaseId)).toEqual([]);

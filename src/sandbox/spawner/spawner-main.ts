@@ -261,7 +261,7 @@ function runCgroups(): string[] {
 /**
  * One pass over `runs`: kills what each holds (cgroup.kill on v2), thaws it (v1 freezer, v2
  * cgroup.freeze: a frozen process dies only once thawed), and removes the empty ones. Returns the
- * ones that still hold processes.
+ * ones still there (holding processes, or not yet removable).
  */
 function reapPass(runs: readonly string[]): string[] {
   const left: string[] = [];
@@ -270,10 +270,21 @@ function reapPass(runs: readonly string[]): string[] {
     for (const pid of pidsIn(dir)) quietly(() => process.kill(pid, 'SIGKILL'));
     quietly(() => writeFileSync(`${dir}/freezer.state`, 'THAWED'));
     quietly(() => writeFileSync(`${dir}/cgroup.freeze`, '0'));
-    if (pidsIn(dir).length > 0) left.push(dir);
-    else quietly(() => rmdirSync(dir));
+    // A cgroup whose last process just died may refuse removal for a moment (EBUSY): kept for the
+    // next pass, never forgotten.
+    if (pidsIn(dir).length > 0 || !removed(dir)) left.push(dir);
   }
   return left;
+}
+
+/** Removes an empty cgroup directory; true once it is gone. */
+function removed(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+  }
 }
 
 /**
