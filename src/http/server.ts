@@ -4,7 +4,8 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import { noopTracer } from '../invocation/index.js';
-import { ErrorCode, IllegalStateError, cutText } from '../core/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError, cutText } from '../core/index.js';
+import { allowedMethods } from './allowed-methods.js';
 import { answerClientError } from './client-errors.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
@@ -242,10 +243,26 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    // A path the gateway serves, asked with another method: 405 with the methods it has (an
+    // OPTIONS request asks for just that list), never a 404 that says the path is not there.
+    const allow = allowedMethods(registered, path);
+    if (allow.length > 0) {
+      void reply.header('allow', allow.join(', '));
+      if (req.method === 'OPTIONS') return void reply.code(204).send();
+      const { status, body } = errorBody(
+        new GatehouseError(
+          ErrorCode.METHOD_NOT_ALLOWED,
+          `${cutText(path, 200)} does not take ${req.method}; it takes ${allow.join(', ')} (see /openapi.json).`,
+          { details: { method: req.method, allow } },
+        ),
+      );
+      return void reply.code(status).send(body);
+    }
     void reply.code(404).send({
       error: {
         code: ErrorCode.NOT_FOUND,
-        message: `No route ${req.method} ${cutText(req.url.split('?')[0] ?? '', 200)}; see /openapi.json.`,
+        message: `No route ${req.method} ${cutText(path, 200)}; see /openapi.json.`,
         details: {},
       },
     });
