@@ -1,4 +1,4 @@
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { ErrorCode, GatehouseError, cutText } from '../core/index.js';
 
 /** A JSON object body. @throws GatehouseError INVALID_INPUT when the body is not one. */
 export function objectBody(body: unknown, what: string): Record<string, unknown> {
@@ -94,6 +94,29 @@ export function nulCharacterIn(params: unknown, query: unknown): GatehouseError 
     }
   }
   return undefined;
+}
+
+/**
+ * The first query parameter of `query` that the route `what` (`GET /v1/approvals`) does not take,
+ * as an error naming it and those it takes; undefined when every one is declared. A parameter a
+ * route would ignore (a `cursor` on a list that has no pages, a misspelt filter) is refused
+ * rather than answered as if it had been applied.
+ */
+export function undeclaredQueryParameter(
+  query: unknown,
+  declared: readonly string[],
+  what: string,
+): GatehouseError | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
+  const name = Object.keys(query).find((n) => !declared.includes(n));
+  if (name === undefined) return undefined;
+  const takes =
+    declared.length === 0 ? 'it takes no query parameters' : `it takes ${declared.join(', ')}`;
+  return new GatehouseError(
+    ErrorCode.INVALID_INPUT,
+    `Query parameter ${cutText(name, 100)} is not one ${what} takes; ${takes}. Leave it out.`,
+    { details: { parameter: cutText(name, 100) } },
+  );
 }
 
 /** An optional string field (of at most `max` characters). */

@@ -9,7 +9,7 @@ import { allowedMethods } from './allowed-methods.js';
 import { answerClientError } from './client-errors.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
-import { nulCharacterIn } from './request-parsing.js';
+import { nulCharacterIn, undeclaredQueryParameter } from './request-parsing.js';
 import { mountMcpEndpoint } from './mcp-endpoint/endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 import { MCP_ENDPOINT_ROUTES, openApiDocument, undocumentedRoutes } from './openapi.js';
@@ -185,6 +185,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
       throw new IllegalStateError(
         `Route ${key} is not in the access table: add it to ACCESS in src/http/access-table.ts.`,
       );
+    // The API's routes take only the query parameters they declare; the Studio's files and the
+    // probes ignore queries (a browser or a monitor may add its own).
+    const queryChecked = route.url.startsWith('/v1/');
+    const declaredQuery = Object.keys(route.query ?? {});
     app.route({
       method: route.method,
       url: route.url,
@@ -200,6 +204,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
               : await authorize(s.directory, key, access, req.headers.authorization, {
                   ...(s.oauth ? { oauth: s.oauth } : {}),
                 });
+          if (queryChecked) {
+            const undeclared = undeclaredQueryParameter(req.query, declaredQuery, key);
+            if (undeclared) throw undeclared;
+          }
           const answer = await route.handler(principal, req, reply, grant);
           if (answer === null) return reply;
           void reply.code(answer.status);

@@ -67,3 +67,72 @@ describe('a method a known path does not take', () => {
     expect((await send('PUT', '/v1/invocations/a/b')).status).toBe(404);
   });
 });
+
+describe('a pagination cursor', () => {
+  async function get(url: string, token: string, headers: Record<string, string> = {}) {
+    const res = await send('GET', url, { token, headers });
+    return { status: res.status, body: JSON.parse(res.body) as ErrorBody };
+  }
+
+  it('refuses a malformed or unknown invocations cursor with a 400 naming it, and pages with a real one', async () => {
+    for (const cursor of ['zzz', 'ffffffff-ffff-7fff-bfff-ffffffffffff']) {
+      const res = await get(`/v1/invocations?cursor=${cursor}`, g.tokens.operator);
+      expect(res.status, cursor).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_INPUT');
+      expect(res.body.error.details).toEqual({ parameter: 'cursor' });
+      expect(res.body.error.message).toMatch(/^Query parameter cursor names no invocation/);
+    }
+    for (const key of ['page-1', 'page-2'])
+      await g.invoke(g.tokens.agent, key, {
+        tool: { id: 'demo/echo', version: '1.0.0' },
+        environment: 'dev',
+        input: { message: key },
+      });
+    const first = await g.inject<{ invocations: { id: string }[]; nextCursor: string }>(
+      'GET',
+      '/v1/invocations?limit=1',
+      { token: g.tokens.operator },
+    );
+    expect(first.body.nextCursor).toBe(first.body.invocations[0]!.id);
+    const second = await g.inject<{ invocations: { id: string }[] }>(
+      'GET',
+      `/v1/invocations?limit=1&cursor=${first.body.nextCursor}`,
+      { token: g.tokens.operator },
+    );
+    expect(second.status).toBe(200);
+    expect(second.body.invocations[0]!.id < first.body.nextCursor).toBe(true);
+  });
+
+  it('refuses a cursor (or any parameter) on a list that takes none, naming it', async () => {
+    for (const [url, token, takes] of [
+      ['/v1/approvals?cursor=zzz', g.tokens.reviewer, 'it takes status'],
+      ['/v1/tools?cursor=zzz', g.tokens.admin, 'it takes no query parameters'],
+      ['/v1/mcp-servers?cursor=zzz', g.tokens.admin, 'it takes no query parameters'],
+      ['/v1/uncertain?cursor=zzz', g.tokens.operator, 'it takes no query parameters'],
+      ['/v1/audit/checkpoint?cursor=zzz', g.tokens.operator, 'it takes no query parameters'],
+      ['/v1/tokens?cursor=zzz', g.tokens.admin, 'it takes principal, limit'],
+      ['/v1/events/stream?cursor=zzz', g.tokens.operator, 'it takes after'],
+    ] as const) {
+      const res = await get(url, token);
+      expect(res.status, url).toBe(400);
+      expect(res.body.error.details, url).toEqual({ parameter: 'cursor' });
+      expect(res.body.error.message, url).toContain(`Query parameter cursor is not one GET `);
+      expect(res.body.error.message, url).toContain(takes);
+    }
+  });
+
+  it('refuses a Last-Event-ID or after that is not an event id, or is past the newest event', async () => {
+    const bad = await get('/v1/events/stream', g.tokens.operator, { 'last-event-id': 'zzz' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual({ header: 'Last-Event-ID' });
+    const ahead = await get('/v1/events/stream', g.tokens.operator, {
+      'last-event-id': '999999999',
+    });
+    expect(ahead.status).toBe(400);
+    expect(ahead.body.error.details).toEqual({ header: 'Last-Event-ID' });
+    expect(ahead.body.error.message).toMatch(/past the newest event \(\d+\)/);
+    const after = await get('/v1/events/stream?after=999999999', g.tokens.operator);
+    expect(after.status).toBe(400);
+    expect(after.body.error.details).toEqual({ parameter: 'after' });
+  });
+});
