@@ -27,6 +27,8 @@ export const ErrorCode = {
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   /** The path exists but not for this method (`details.allow` lists those it has). */
   METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  /** A body in a form the gateway does not read (a `Content-Encoding` other than identity). */
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   UNAVAILABLE: 'UNAVAILABLE',
   /** A declared credential cannot be issued: the secret is missing, deleted or undecryptable. */
   CREDENTIAL_UNAVAILABLE: 'CREDENTIAL_UNAVAILABLE',

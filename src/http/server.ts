@@ -32,7 +32,7 @@ import { mcpServerRoutes } from './routes/mcp-server-routes.js';
 import { bearerChallenge } from '../oauth/index.js';
 import { oauthRoutes } from './routes/oauth-routes.js';
 import { operationalRoutes } from './routes/operational-routes.js';
-import { installBodyParsers } from './body-parsers.js';
+import { installBodyParsers, refuseEncodedBodies } from './body-parsers.js';
 import { EventStreamHub } from './event-stream-hub.js';
 import { DEFAULT_STREAM_LIMITS } from './event-stream-limits.js';
 import type { StreamLimits } from './event-stream-limits.js';
@@ -174,6 +174,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   const openapi = openApiDocument([...routes, ...MCP_ENDPOINT_ROUTES], o.version);
 
   installBodyParsers(app, { maxJsonDepth: limits.maxJsonDepth });
+  refuseEncodedBodies(app);
   void app.register(fastifyCookie);
   observeRequests(app);
   const tracer = o.tracer ?? noopTracer();

@@ -1,3 +1,4 @@
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoGateway } from '../helpers/gateway-fixture.js';
 import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
@@ -5,7 +6,7 @@ import type { DemoGateway, ErrorBody } from '../helpers/gateway-fixture.js';
 /** Requests at the edges of the REST API, `/mcp` and the Studio: methods, cursors, encodings, bounds. */
 let g: DemoGateway;
 beforeAll(async () => {
-  g = await startDemoGateway();
+  g = await startDemoGateway({ listen: true });
 });
 afterAll(() => g?.close());
 
@@ -14,17 +15,23 @@ async function send(
   url: string,
   o: { token?: string; headers?: Record<string, string>; payload?: string | Buffer } = {},
 ): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  const res = await g.gateway.server.inject({
-    method: method as 'GET',
-    url,
+  // Over a real socket: /mcp checks the Host against the address it listens on.
+  const res = await fetch(`${g.url!}${url}`, {
+    method,
     headers: {
       ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
       ...(o.payload !== undefined ? { 'content-type': 'application/json' } : {}),
       ...o.headers,
     },
-    ...(o.payload !== undefined ? { payload: o.payload } : {}),
+    ...(o.payload === undefined
+      ? {}
+      : { body: typeof o.payload === 'string' ? o.payload : new Uint8Array(o.payload) }),
   });
-  return { status: res.statusCode, headers: res.headers, body: res.body };
+  return {
+    status: res.status,
+    headers: Object.fromEntries(res.headers),
+    body: await res.text(),
+  };
 }
 
 describe('a method a known path does not take', () => {
@@ -134,5 +141,61 @@ describe('a pagination cursor', () => {
     const after = await get('/v1/events/stream?after=999999999', g.tokens.operator);
     expect(after.status).toBe(400);
     expect(after.body.error.details).toEqual({ parameter: 'after' });
+  });
+});
+
+describe('a content-coded request body', () => {
+  const invocation = JSON.stringify({
+    tool: { id: 'demo/echo', version: '1.0.0' },
+    environment: 'dev',
+    input: { message: 'coded' },
+  });
+
+  it('is refused with 415 naming the coding, on the REST API and /mcp, whether or not the bytes are compressed', async () => {
+    // A zip bomb: 1 KiB on the wire, 100 MiB decoded; never decoded.
+    const bomb = gzipSync(Buffer.alloc(100 * 1024 * 1024, 0x20));
+    const ran = g.executions('demo.echo');
+    for (const [url, token, payload, coding] of [
+      ['/v1/invocations', g.tokens.agent, invocation, 'gzip'],
+      ['/v1/invocations', g.tokens.agent, gzipSync(invocation), 'gzip'],
+      ['/v1/invocations', g.tokens.agent, deflateSync(invocation), 'deflate'],
+      ['/v1/events', g.tokens.admin, bomb, 'gzip'],
+      ['/v1/approvals/x/approve', g.tokens.reviewer, '{}', 'br'],
+      ['/v1/invocations', g.tokens.agent, invocation, 'identity, x-made-up'],
+      ['/mcp', g.tokens.agent, bomb, 'GZIP'],
+    ] as const) {
+      const res = await send('POST', url, {
+        token,
+        payload,
+        headers: {
+          'content-encoding': coding,
+          'idempotency-key': `coded-${coding}`,
+          ...(url === '/mcp' ? { accept: 'application/json, text/event-stream' } : {}),
+        },
+      });
+      const named = coding.toLowerCase().replace('identity, ', '');
+      expect(res.status, `${url} ${coding}: ${res.body}`).toBe(415);
+      expect(res.headers['accept-encoding']).toBe('identity');
+      expect(res.body).toContain(`Content-Encoding \\"${named}\\"`);
+      const body = JSON.parse(res.body) as ErrorBody | { error: { data: { code: string } } };
+      expect('data' in body.error ? body.error.data.code : body.error.code).toBe(
+        'UNSUPPORTED_MEDIA_TYPE',
+      );
+    }
+    expect(g.executions('demo.echo')).toBe(ran);
+  });
+
+  it('takes identity, and an empty body with a coding, as plain', async () => {
+    const res = await send('POST', '/v1/invocations', {
+      token: g.tokens.agent,
+      payload: invocation,
+      headers: { 'content-encoding': 'identity', 'idempotency-key': 'coded-identity' },
+    });
+    expect(res.status, res.body).toBe(200);
+    const empty = await send('POST', '/v1/sessions/current', {
+      token: g.tokens.admin,
+      headers: { 'content-encoding': 'gzip', 'content-length': '0' },
+    });
+    expect(empty.status).not.toBe(415);
   });
 });

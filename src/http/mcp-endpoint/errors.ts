@@ -29,6 +29,7 @@ export const JSONRPC_CODE_OF: Record<ErrorCode, number> = {
   CREDENTIAL_UNAVAILABLE: -32012,
   PAYLOAD_TOO_LARGE: -32013,
   METHOD_NOT_ALLOWED: ProtocolErrorCode.InvalidRequest,
+  UNSUPPORTED_MEDIA_TYPE: ProtocolErrorCode.InvalidRequest,
   CAPACITY_EXHAUSTED: -32029,
   QUOTA_EXCEEDED: -32029,
   UNAVAILABLE: -32000,
