@@ -119,6 +119,57 @@ export function undeclaredQueryParameter(
   );
 }
 
+/**
+ * The longest reason a person writes on a decision: approving or rejecting an approval, revoking
+ * a token, retiring an MCP server (the Studio's reason boxes stop at this length or less).
+ */
+export const MAX_REASON_FIELD = 2000;
+
+/** The longest the evidence of a resolution may be, as JSON text (a note, links, ids). */
+export const MAX_EVIDENCE_JSON = 16_000;
+
+/**
+ * An optional free-text field (a reason, a comment): undefined when absent or null, else a string
+ * of at most `max` characters (empty allowed) without the NUL character.
+ * @throws GatehouseError INVALID_INPUT naming the field's pointer (and `details.maxLength`).
+ */
+export function optionalText(
+  o: Record<string, unknown>,
+  field: string,
+  max = MAX_REASON_FIELD,
+): string | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return undefined;
+  const pointer = `/${field}`;
+  if (typeof v !== 'string')
+    throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} must be a string.`, {
+      details: { pointer },
+    });
+  if (v === '') return v;
+  return stringField(o, field, pointer, max);
+}
+
+/**
+ * A required JSON member bounded by the length of its JSON text, e.g. a resolution's `evidence`.
+ * @throws GatehouseError INVALID_INPUT naming the pointer and the bound (`details.maxLength`).
+ */
+export function boundedJsonMember(o: Record<string, unknown>, field: string, max: number): unknown {
+  const v = o[field];
+  const pointer = `/${field}`;
+  if (v === undefined)
+    throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} is required.`, {
+      details: { pointer },
+    });
+  const length = JSON.stringify(v).length;
+  if (length > max)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${pointer} is ${length} characters long as JSON; it may be at most ${max}. Keep the evidence itself elsewhere and link to it.`,
+      { details: { pointer, maxLength: max } },
+    );
+  return v;
+}
+
 /** An optional string field (of at most `max` characters). */
 export function optionalString(
   o: Record<string, unknown>,

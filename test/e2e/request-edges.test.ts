@@ -199,3 +199,69 @@ describe('a content-coded request body', () => {
     expect(empty.status).not.toBe(415);
   });
 });
+
+describe('free text a person submits', () => {
+  it('bounds approve and reject reasons at 2000 characters, naming the field and the bound', async () => {
+    const waiting = await g.invoke(g.tokens.agent, 'reason-bound', {
+      tool: { id: 'demo/propose-change', version: '1.0.0' },
+      environment: 'dev',
+      input: { title: 'Fix a typo', diff: '-teh\n+the\n' },
+    });
+    const id = (waiting.body as { approvalId?: string }).approvalId;
+    expect(waiting.body.status, JSON.stringify(waiting.body)).toBe('awaiting_approval');
+    for (const decision of ['approve', 'reject']) {
+      const long = await g.inject<ErrorBody>('POST', `/v1/approvals/${id!}/${decision}`, {
+        token: g.tokens.reviewer,
+        body: { reason: 'r'.repeat(2001) },
+      });
+      expect(long.status, decision).toBe(400);
+      expect(long.body.error.details).toEqual({ pointer: '/reason', maxLength: 2000 });
+      expect(long.body.error.message).toBe(
+        '/reason is 2001 characters long; it may be at most 2000.',
+      );
+      const nul = await g.inject<ErrorBody>('POST', `/v1/approvals/${id!}/${decision}`, {
+        token: g.tokens.reviewer,
+        body: { reason: 'a\u0000b' },
+      });
+      expect(nul.status).toBe(400);
+      expect(nul.body.error.details).toEqual({ pointer: '/reason' });
+    }
+    const pending = await g.inject<{ status: string }>('GET', `/v1/approvals/${id!}`, {
+      token: g.tokens.reviewer,
+    });
+    expect(pending.body.status).toBe('pending');
+    const ok = await g.inject<{ status: string }>('POST', `/v1/approvals/${id!}/reject`, {
+      token: g.tokens.reviewer,
+      body: { reason: 'r'.repeat(2000) },
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+
+  it('bounds the reasons of token revocation and MCP server retirement, and resolution evidence', async () => {
+    const token = await g.inject<ErrorBody>('POST', '/v1/tokens/no-such-token/revoke', {
+      token: g.tokens.admin,
+      body: { reason: 'r'.repeat(2001) },
+    });
+    expect(token.status).toBe(400);
+    expect(token.body.error.details).toEqual({ pointer: '/reason', maxLength: 2000 });
+    const retire = await g.inject<ErrorBody>('POST', '/v1/mcp-servers/no-such-server/retire', {
+      token: g.tokens.admin,
+      body: { reason: 'r'.repeat(2001) },
+    });
+    expect(retire.status).toBe(400);
+    expect(retire.body.error.details).toEqual({ pointer: '/reason', maxLength: 2000 });
+    const evidence = await g.inject<ErrorBody>('POST', '/v1/invocations/no-such-call/resolve', {
+      token: g.tokens.operator,
+      body: { effect: 'confirmed', evidence: { note: 'e'.repeat(16_000) } },
+    });
+    expect(evidence.status).toBe(400);
+    expect(evidence.body.error.details).toEqual({ pointer: '/evidence', maxLength: 16_000 });
+    expect(evidence.body.error.message).toMatch(/^\/evidence is 16011 characters long as JSON/);
+    // Within the bounds, the same requests reach the lookup: no such thing.
+    const small = await g.inject<ErrorBody>('POST', '/v1/invocations/no-such-call/resolve', {
+      token: g.tokens.operator,
+      body: { effect: 'confirmed', evidence: { note: 'checked the ticket' } },
+    });
+    expect(small.status).toBe(404);
+  });
+});
