@@ -99,7 +99,6 @@ export const demoWebForm = {
     },
   },
   sideEffect: { class: 'shared-write' },
-  credentials: [{ ref: 'tickets-password', scope: 'tickets', inject: { env: 'TICKETS_PASSWORD' } }],
   execution: {
     allowedActions: [
       'goto',
@@ -169,14 +168,27 @@ export const demoDesktop = {
  * Publishes `demo/browse@1.0.0`, `demo/web-form@1.0.0` and `demo/desktop@1.0.0` (their
  * descriptors validate on every gateway; without a sandbox their calls fail before any effect).
  * Safe to repeat.
+ * @param board the demo ticket service's URL: the only origin whose pages get its password
  * @returns the tools, for the demo agent's closure
  */
 export async function seedDemoBrowserTools(
   g: Gateway,
   actor: string,
+  board: string,
 ): Promise<{ id: string; version: string }[]> {
   const refs: { id: string; version: string }[] = [];
-  for (const descriptor of [demoBrowse, demoWebForm, demoDesktop]) {
+  // The board's password is typed only into the board's own pages.
+  const webForm = {
+    ...demoWebForm,
+    credentials: [
+      {
+        ref: 'tickets-password',
+        scope: 'tickets',
+        inject: { env: 'TICKETS_PASSWORD', origin: new URL(board).origin },
+      },
+    ],
+  };
+  for (const descriptor of [demoBrowse, webForm, demoDesktop]) {
     const ref = { id: descriptor.id, version: descriptor.version };
     refs.push(ref);
     if (g.registry.tool(TENANT, ref.id, ref.version)) continue;

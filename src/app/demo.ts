@@ -61,7 +61,7 @@ export async function seedDemo(g: Gateway, tickets: DemoTicketService): Promise<
   }
   await g.registry.applyEvents('acme', demoToolEvents, actor);
   const ticketTools = await seedDemoTicketTools(g, tickets, actor);
-  const browserTools = await seedDemoBrowserTools(g, actor);
+  const browserTools = await seedDemoBrowserTools(g, actor, tickets.url);
   const mcpTools = g.registry.agentRelease('acme', 'demo-agent', '1.0.0')
     ? []
     : await seedDemoMcp(g, actor);

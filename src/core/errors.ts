@@ -25,6 +25,10 @@ export const ErrorCode = {
   /** The `runId` + `attemptId` of a call name a live attempt of another agent of the tenant. */
   ATTEMPT_IDS_IN_USE: 'ATTEMPT_IDS_IN_USE',
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  /** The path exists but not for this method (`details.allow` lists those it has). */
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  /** A body in a form the gateway does not read (a `Content-Encoding` other than identity). */
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   UNAVAILABLE: 'UNAVAILABLE',
   /** A declared credential cannot be issued: the secret is missing, deleted or undecryptable. */
   CREDENTIAL_UNAVAILABLE: 'CREDENTIAL_UNAVAILABLE',

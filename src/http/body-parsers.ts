@@ -33,6 +33,43 @@ export function installBodyParsers(app: FastifyInstance, o: { maxJsonDepth: numb
   });
 }
 
+/**
+ * Refuses a request whose body is content-coded (gzip, deflate, br or any other coding but
+ * `identity`), for the REST API and `/mcp` alike: the gateway does not decode bodies, so it will
+ * not read compressed bytes as JSON, nor take on a decoder whose output (a zip bomb) the body
+ * limit, counted on the bytes received, would not bound. Answered 415 with `Accept-Encoding:
+ * identity`, as RFC 9110 §15.5.16 asks.
+ */
+export function refuseEncodedBodies(app: FastifyInstance): void {
+  app.addHook('preParsing', (req, reply, payload, done) => {
+    const coding = contentCoding(req.headers['content-encoding']);
+    const length = req.headers['content-length'];
+    const hasBody =
+      req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+    if (coding === undefined || !hasBody) return done(null, payload);
+    void reply.header('accept-encoding', 'identity');
+    done(
+      new GatehouseError(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        `The request body has Content-Encoding ${JSON.stringify(coding)}; this gateway reads only uncompressed bodies: send it without Content-Encoding (or as identity).`,
+        { details: { header: 'Content-Encoding', encoding: coding } },
+      ),
+    );
+  });
+}
+
+/** The coding a Content-Encoding header names, lower-cased; undefined for none or identity. */
+function contentCoding(header: string | string[] | undefined): string | undefined {
+  const coding = [header ?? []]
+    .flat()
+    .join(',')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity')
+    .join(', ');
+  return coding === '' ? undefined : coding.slice(0, 100);
+}
+
 /** The body as text. @throws GatehouseError INVALID_INPUT when its bytes are not UTF-8. */
 function utf8Text(body: Buffer): string {
   if (!isUtf8(body)) {

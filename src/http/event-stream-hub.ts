@@ -120,6 +120,11 @@ export class EventStreamHub {
     }
   }
 
+  /** The id of the latest event of any tenant, or 0: no stream can resume after a larger one. */
+  head(): Promise<number> {
+    return this.options.feed.head();
+  }
+
   /**
    * Calls `listener` with each event committed from now on, of every tenant, from the same shared
    * read as the streams (the hub reads while it has a stream or a listener); returns the removal.

@@ -1,11 +1,10 @@
 import { ErrorCode, GatehouseError } from '../core/index.js';
 
 /**
- * What Fastify's own body and URL errors (all INVALID_INPUT) mean to a client, by code. Bad or
+ * What Fastify's own body and URL errors (INVALID_INPUT) mean to a client, by code. Bad or
  * empty JSON never reaches here: `installBodyParsers` replaces Fastify's JSON parser with ours.
  */
 const BODY_ERRORS: ReadonlyMap<string, string> = new Map([
-  ['FST_ERR_CTP_INVALID_MEDIA_TYPE', 'Unsupported Content-Type: send application/json.'],
   [
     'FST_ERR_MAX_PARAM_LENGTH',
     'A path parameter is longer than this gateway accepts (100 characters); no id is that long.',
@@ -26,6 +25,13 @@ export function translateFastifyError(err: unknown, where: string): unknown {
     return new GatehouseError(
       ErrorCode.PAYLOAD_TOO_LARGE,
       `The request body is larger than ${where} accepts.`,
+    );
+  // A body in a form the gateway does not read is 415, as a content-coded one is (body-parsers).
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new GatehouseError(
+      ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      'Unsupported Content-Type: send application/json (text/plain only for Cedar policy text).',
+      { details: { header: 'Content-Type' } },
     );
   const known = e.code === undefined ? undefined : BODY_ERRORS.get(e.code);
   if (known !== undefined) return new GatehouseError(ErrorCode.INVALID_INPUT, known);

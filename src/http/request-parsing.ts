@@ -1,4 +1,4 @@
-import { ErrorCode, GatehouseError } from '../core/index.js';
+import { ErrorCode, GatehouseError, MAX_REASON_LENGTH, cutText } from '../core/index.js';
 
 /** A JSON object body. @throws GatehouseError INVALID_INPUT when the body is not one. */
 export function objectBody(body: unknown, what: string): Record<string, unknown> {
@@ -94,6 +94,80 @@ export function nulCharacterIn(params: unknown, query: unknown): GatehouseError 
     }
   }
   return undefined;
+}
+
+/**
+ * The first query parameter of `query` that the route `what` (`GET /v1/approvals`) does not take,
+ * as an error naming it and those it takes; undefined when every one is declared. A parameter a
+ * route would ignore (a `cursor` on a list that has no pages, a misspelt filter) is refused
+ * rather than answered as if it had been applied.
+ */
+export function undeclaredQueryParameter(
+  query: unknown,
+  declared: readonly string[],
+  what: string,
+): GatehouseError | undefined {
+  if (typeof query !== 'object' || query === null) return undefined;
+  const name = Object.keys(query).find((n) => !declared.includes(n));
+  if (name === undefined) return undefined;
+  const takes =
+    declared.length === 0 ? 'it takes no query parameters' : `it takes ${declared.join(', ')}`;
+  return new GatehouseError(
+    ErrorCode.INVALID_INPUT,
+    `Query parameter ${cutText(name, 100)} is not one ${what} takes; ${takes}. Leave it out.`,
+    { details: { parameter: cutText(name, 100) } },
+  );
+}
+
+/**
+ * The longest reason a person writes on a decision: approving or rejecting an approval, revoking
+ * a token, retiring an MCP server (the Studio's reason boxes stop at this length or less).
+ */
+export const MAX_REASON_FIELD = MAX_REASON_LENGTH;
+
+/** The longest the evidence of a resolution may be, as JSON text (a note, links, ids). */
+export const MAX_EVIDENCE_JSON = 16_000;
+
+/**
+ * An optional free-text field (a reason, a comment): undefined when absent or null, else a string
+ * of at most `max` characters (empty allowed) without the NUL character.
+ * @throws GatehouseError INVALID_INPUT naming the field's pointer (and `details.maxLength`).
+ */
+export function optionalText(
+  o: Record<string, unknown>,
+  field: string,
+  max = MAX_REASON_FIELD,
+): string | undefined {
+  const v = o[field];
+  if (v === undefined || v === null) return undefined;
+  const pointer = `/${field}`;
+  if (typeof v !== 'string')
+    throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} must be a string.`, {
+      details: { pointer },
+    });
+  if (v === '') return v;
+  return stringField(o, field, pointer, max);
+}
+
+/**
+ * A required JSON member bounded by the length of its JSON text, e.g. a resolution's `evidence`.
+ * @throws GatehouseError INVALID_INPUT naming the pointer and the bound (`details.maxLength`).
+ */
+export function boundedJsonMember(o: Record<string, unknown>, field: string, max: number): unknown {
+  const v = o[field];
+  const pointer = `/${field}`;
+  if (v === undefined)
+    throw new GatehouseError(ErrorCode.INVALID_INPUT, `${pointer} is required.`, {
+      details: { pointer },
+    });
+  const length = JSON.stringify(v).length;
+  if (length > max)
+    throw new GatehouseError(
+      ErrorCode.INVALID_INPUT,
+      `${pointer} is ${length} characters long as JSON; it may be at most ${max}. Keep the evidence itself elsewhere and link to it.`,
+      { details: { pointer, maxLength: max } },
+    );
+  return v;
 }
 
 /** An optional string field (of at most `max` characters). */

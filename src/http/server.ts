@@ -4,11 +4,12 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Tracer } from '@opentelemetry/api';
 import { noopTracer } from '../invocation/index.js';
-import { ErrorCode, IllegalStateError, cutText } from '../core/index.js';
+import { ErrorCode, GatehouseError, IllegalStateError, cutText } from '../core/index.js';
+import { allowedMethods } from './allowed-methods.js';
 import { answerClientError } from './client-errors.js';
 import { errorBody } from './error-status.js';
 import { translateFastifyError } from './fastify-errors.js';
-import { nulCharacterIn } from './request-parsing.js';
+import { nulCharacterIn, undeclaredQueryParameter } from './request-parsing.js';
 import { mountMcpEndpoint } from './mcp-endpoint/endpoint.js';
 import type { McpEndpointOptions } from './mcp-endpoint/endpoint.js';
 import { MCP_ENDPOINT_ROUTES, openApiDocument, undocumentedRoutes } from './openapi.js';
@@ -31,7 +32,7 @@ import { mcpServerRoutes } from './routes/mcp-server-routes.js';
 import { bearerChallenge } from '../oauth/index.js';
 import { oauthRoutes } from './routes/oauth-routes.js';
 import { operationalRoutes } from './routes/operational-routes.js';
-import { installBodyParsers } from './body-parsers.js';
+import { installBodyParsers, refuseEncodedBodies } from './body-parsers.js';
 import { EventStreamHub } from './event-stream-hub.js';
 import { DEFAULT_STREAM_LIMITS } from './event-stream-limits.js';
 import type { StreamLimits } from './event-stream-limits.js';
@@ -173,6 +174,7 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   const openapi = openApiDocument([...routes, ...MCP_ENDPOINT_ROUTES], o.version);
 
   installBodyParsers(app, { maxJsonDepth: limits.maxJsonDepth });
+  refuseEncodedBodies(app);
   void app.register(fastifyCookie);
   observeRequests(app);
   const tracer = o.tracer ?? noopTracer();
@@ -184,6 +186,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
       throw new IllegalStateError(
         `Route ${key} is not in the access table: add it to ACCESS in src/http/access-table.ts.`,
       );
+    // The API's routes take only the query parameters they declare; the Studio's files and the
+    // probes ignore queries (a browser or a monitor may add its own).
+    const queryChecked = route.url.startsWith('/v1/');
+    const declaredQuery = Object.keys(route.query ?? {});
     app.route({
       method: route.method,
       url: route.url,
@@ -199,6 +205,10 @@ export function buildServer(o: ServerOptions): FastifyInstance {
               : await authorize(s.directory, key, access, req.headers.authorization, {
                   ...(s.oauth ? { oauth: s.oauth } : {}),
                 });
+          if (queryChecked) {
+            const undeclared = undeclaredQueryParameter(req.query, declaredQuery, key);
+            if (undeclared) throw undeclared;
+          }
           const answer = await route.handler(principal, req, reply, grant);
           if (answer === null) return reply;
           void reply.code(answer.status);
@@ -242,10 +252,26 @@ export function buildServer(o: ServerOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    // A path the gateway serves, asked with another method: 405 with the methods it has (an
+    // OPTIONS request asks for just that list), never a 404 that says the path is not there.
+    const allow = allowedMethods(registered, path);
+    if (allow.length > 0) {
+      void reply.header('allow', allow.join(', '));
+      if (req.method === 'OPTIONS') return void reply.code(204).send();
+      const { status, body } = errorBody(
+        new GatehouseError(
+          ErrorCode.METHOD_NOT_ALLOWED,
+          `${cutText(path, 200)} does not take ${req.method}; it takes ${allow.join(', ')} (see /openapi.json).`,
+          { details: { method: req.method, allow } },
+        ),
+      );
+      return void reply.code(status).send(body);
+    }
     void reply.code(404).send({
       error: {
         code: ErrorCode.NOT_FOUND,
-        message: `No route ${req.method} ${cutText(req.url.split('?')[0] ?? '', 200)}; see /openapi.json.`,
+        message: `No route ${req.method} ${cutText(path, 200)}; see /openapi.json.`,
         details: {},
       },
     });

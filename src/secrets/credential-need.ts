@@ -8,8 +8,12 @@ export const SECRET_SCOPE_PATTERN = '^[\\x21-\\x7e]{1,128}$';
 
 /** How an issued credential reaches the tool. */
 export type CredentialInjection =
-  /** As an environment variable of the sandboxed process. */
-  | { env: string }
+  /**
+   * As an environment variable of the sandboxed process. A browser tool types such a secret into
+   * a page (`fill`), so it must name the one exact origin whose pages may receive it, as a header
+   * does: `origin`, or `host` alone for `https://<host>:443` (see {@link fillOrigin}).
+   */
+  | { env: string; host?: string; origin?: string }
   /** As a read-only file under `/run/secrets/`. */
   | { file: string }
   /**
@@ -33,6 +37,23 @@ export interface CredentialNeed {
 // Names a credential must not take over: the loader, paths and the egress proxy settings.
 const RESERVED_ENV = '(?!LD_)(?!(?:PATH|HOME|HTTP_PROXY|HTTPS_PROXY|NO_PROXY|ALL_PROXY)$)';
 
+/** Where a credential may go, by host alone: `https://<host>:443`. */
+const HOST_PROPERTY = {
+  type: 'string',
+  pattern:
+    '^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$',
+  description: 'only to https://<host>:443',
+} as const;
+
+/** Where a credential may go, as one origin. */
+const ORIGIN_PROPERTY = {
+  type: 'string',
+  maxLength: 300,
+  pattern: '^https?://[^/?#@\\\\\\s]+/?$',
+  description:
+    'only to this origin: http(s)://host[:port], no user info or path (default port: 80 for http, 443 for https)',
+} as const;
+
 /**
  * JSON Schema (2020-12) of one {@link CredentialNeed}. Descriptors are validated with
  * {@link credentialNeedsSchema}, then {@link credentialNeedProblems} (what a schema cannot say).
@@ -52,6 +73,8 @@ export const credentialNeedSchema = {
           additionalProperties: false,
           properties: {
             env: { type: 'string', pattern: `^${RESERVED_ENV}[A-Z_][A-Z0-9_]{0,127}$` },
+            host: HOST_PROPERTY,
+            origin: ORIGIN_PROPERTY,
           },
         },
         {
@@ -72,19 +95,8 @@ export const credentialNeedSchema = {
               pattern: '^[\\x20-\\x7a\\x7c\\x7e]*\\{value\\}[\\x20-\\x7a\\x7c\\x7e]*$',
               description: 'printable ASCII holding {value} once, e.g. "Bearer {value}"',
             },
-            host: {
-              type: 'string',
-              pattern:
-                '^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$',
-              description: 'only to https://<host>:443',
-            },
-            origin: {
-              type: 'string',
-              maxLength: 300,
-              pattern: '^https?://[^/?#@\\\\\\s]+/?$',
-              description:
-                'only to this origin: http(s)://host[:port], no user info or path (default port: 80 for http, 443 for https)',
-            },
+            host: HOST_PROPERTY,
+            origin: ORIGIN_PROPERTY,
           },
         },
       ],
@@ -110,6 +122,20 @@ export const credentialNeedsSchema = {
 export function headerOrigin(
   inject: Extract<CredentialInjection, { header: string }>,
 ): string | undefined {
+  return boundOrigin(inject);
+}
+
+/**
+ * The one origin whose pages a browser `fill` may type an environment-variable secret into, by
+ * the rule of {@link headerOrigin}; undefined when the need names none.
+ */
+export function fillOrigin(
+  inject: Extract<CredentialInjection, { env: string }>,
+): string | undefined {
+  return boundOrigin(inject);
+}
+
+function boundOrigin(inject: { host?: string; origin?: string }): string | undefined {
   if (inject.origin !== undefined) return exactOrigin(inject.origin);
   return inject.host === undefined ? undefined : exactOrigin(`https://${inject.host}`);
 }
@@ -152,10 +178,10 @@ export function credentialNeedProblems(needs: readonly CredentialNeed[]): Creden
       });
     if ('header' in need.inject && RESERVED_HEADERS.has(need.inject.header.toLowerCase()))
       problems.push({ pointer, message: `may not set the ${need.inject.header} header` });
-    if ('header' in need.inject && need.inject.origin !== undefined) {
+    if (('header' in need.inject || 'env' in need.inject) && need.inject.origin !== undefined) {
       if (need.inject.host !== undefined)
         problems.push({ pointer, message: 'names both host and origin; give one' });
-      else if (headerOrigin(need.inject) === undefined)
+      else if (boundOrigin(need.inject) === undefined)
         problems.push({
           pointer,
           message: `names origin ${JSON.stringify(need.inject.origin)}, which is not an http(s) origin (http(s)://host[:port])`,
@@ -178,6 +204,35 @@ export function unboundHeaderProblems(needs: readonly CredentialNeed[]): Credent
       problems.push({
         pointer: `/credentials/${i}/inject`,
         message: `names no origin for the ${need.inject.header} header: this tool's requests may go to any host its egress allows, so say where the credential goes (origin: "https://api.example.com" or "http://host:port", or host: "api.example.com" for https on 443)`,
+      });
+  });
+  return problems;
+}
+
+/**
+ * For a browser tool: each environment-variable secret (which a `fill` types into a page) must name
+ * the origin whose pages may receive it, as a header must; unbound, it would be typed into any page
+ * the browser reaches. For any other kind, a host or origin on an environment variable binds
+ * nothing (a process reads it as it likes), so it is refused rather than trusted.
+ */
+export function fillBindingProblems(
+  needs: readonly CredentialNeed[],
+  browser: boolean,
+): CredentialNeedProblem[] {
+  const problems: CredentialNeedProblem[] = [];
+  needs.forEach((need, i) => {
+    if (!('env' in need.inject)) return;
+    const pointer = `/credentials/${i}/inject`;
+    const named = need.inject.host !== undefined || need.inject.origin !== undefined;
+    if (browser && !named)
+      problems.push({
+        pointer,
+        message: `names no origin for the secret ${need.ref}: a browser tool types it into a page, and it may reach any page its egress allows, so say whose pages may receive it (origin: "https://portal.example.com" or "http://host:port", or host: "portal.example.com" for https on 443)`,
+      });
+    if (!browser && named)
+      problems.push({
+        pointer,
+        message: `binds the environment variable ${need.inject.env} to an origin, which only a browser tool's fill honours; a process reads its environment as it likes: leave host and origin out`,
       });
   });
   return problems;

@@ -11,6 +11,8 @@ export {
   credentialNeedsSchema,
   credentialNeedProblems,
   unboundHeaderProblems,
+  fillBindingProblems,
+  fillOrigin,
   credentialNeedSentences,
   headerOrigin,
   injectionTarget,

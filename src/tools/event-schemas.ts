@@ -1,3 +1,4 @@
+import { MAX_REASON_LENGTH } from '../core/index.js';
 import { credentialNeedsSchema } from '../secrets/index.js';
 
 /** JSON Schemas of the release events Gatehouse consumes (DESIGN §2). */
@@ -65,7 +66,7 @@ export const descriptorSchema = {
               in: { type: 'array' },
               matches: { type: 'string' },
               raiseTo: sideEffectClass,
-              reason: { type: 'string' },
+              reason: { type: 'string', maxLength: MAX_REASON_LENGTH },
             },
             oneOf: [{ required: ['equals'] }, { required: ['in'] }, { required: ['matches'] }],
           },
@@ -134,7 +135,7 @@ export const assetReleaseDeprecatedSchema = {
   properties: {
     assetId: { type: 'string', pattern: toolId },
     version: { type: 'string', pattern: semver },
-    reason: { type: 'string' },
+    reason: { type: 'string', maxLength: MAX_REASON_LENGTH },
   },
 } as const;
 
@@ -145,7 +146,7 @@ export const assetReleaseRevokedSchema = {
   properties: {
     assetId: { type: 'string', pattern: toolId },
     version: { type: 'string', pattern: semver },
-    reason: { type: 'string', minLength: 1 },
+    reason: { type: 'string', minLength: 1, maxLength: MAX_REASON_LENGTH },
   },
 } as const;
 

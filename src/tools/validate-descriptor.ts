@@ -11,7 +11,11 @@ import { ToolKind } from './descriptor.js';
 import { JsonSchemaValidator } from './json-schema.js';
 import type { SchemaViolation } from './json-schema.js';
 import { descriptorSchema } from './event-schemas.js';
-import { credentialNeedProblems, unboundHeaderProblems } from '../secrets/index.js';
+import {
+  credentialNeedProblems,
+  fillBindingProblems,
+  unboundHeaderProblems,
+} from '../secrets/index.js';
 import type { CredentialNeed } from '../secrets/index.js';
 
 /**
@@ -128,6 +132,7 @@ export function validateDescriptor(
   for (const problem of [
     ...credentialNeedProblems(needs),
     ...(MANY_ORIGINS.has(d.kind) ? unboundHeaderProblems(needs) : []),
+    ...fillBindingProblems(needs, d.kind === ToolKind.browser),
   ]) {
     problems.push({ pointer: at(problem.pointer), message: problem.message });
   }

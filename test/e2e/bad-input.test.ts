@@ -113,7 +113,8 @@ describe('bad JSON gets a 4xx naming where, never a 500', () => {
     expect(empty.status).toBe(400);
     expect(empty.body.error.message).toMatch(/body is empty/);
     const xml = await invoke('<a/>', { 'content-type': 'application/xml' });
-    expect(xml.status).toBe(400);
+    expect(xml.status).toBe(415);
+    expect(xml.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     expect(xml.body.error.message).toMatch(/Unsupported Content-Type/);
   });
 

@@ -31,6 +31,8 @@ const BROWSER_SANDBOX = { memoryMb: 768, pids: 1024 };
 let g: DemoGateway;
 let agent: string;
 let site: Awaited<ReturnType<typeof startTestSite>>;
+/** A second site on another loopback port: the same pages, another origin. */
+let elsewhere: Awaited<ReturnType<typeof startTestSite>>;
 
 interface BrowserOutput {
   steps: Record<string, unknown>[];
@@ -44,6 +46,7 @@ const unavailable = skipWithout('Chromium (Debian package chromium)', missingChr
 describe.skipIf(unavailable)('browser tools through the gateway', () => {
   beforeAll(async () => {
     site = await startTestSite();
+    elsewhere = await startTestSite();
     g = await startDemoGateway({ listen: true });
     const put = await g.inject('PUT', '/v1/secrets/portal-password', {
       token: g.tokens.admin,
@@ -65,9 +68,14 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
         { allowedActions: ['goto', 'fill', 'click', 'waitFor', 'extract', 'screenshot'] },
         {
           sideEffect: { class: 'workspace-write' },
-          sandbox: { ...BROWSER_SANDBOX, egress },
+          // Both sites are reachable; the password is bound to the first one's origin only.
+          sandbox: { ...BROWSER_SANDBOX, egress: [...egress, `127.0.0.1:${elsewhere.port}`] },
           credentials: [
-            { ref: 'portal-password', scope: 'test', inject: { env: 'PORTAL_PASSWORD' } },
+            {
+              ref: 'portal-password',
+              scope: 'test',
+              inject: { env: 'PORTAL_PASSWORD', origin: site.origin },
+            },
           ],
         },
       ),
@@ -99,6 +107,7 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
   afterAll(async () => {
     await g?.close();
     await site?.close();
+    await elsewhere?.close();
   });
 
   let n = 0;
@@ -259,6 +268,32 @@ describe.skipIf(unavailable)('browser tools through the gateway', () => {
     expect(plain.status).toBe('uncertain');
     expect(plain.error?.message).toMatch(/not a password field/);
     expect(JSON.stringify(plain)).not.toContain(PASSWORD);
+  }, 90_000);
+
+  it('types a brokered password only into pages of the origin it is bound to: another port of the same host gets nothing', async () => {
+    const r = await browse('test/login', [
+      { action: 'goto', url: `${elsewhere.origin}/login` },
+      { action: 'fill', selector: '#user', value: 'alice' },
+      { action: 'fill', selector: '#password', secret: 'portal-password' },
+      { action: 'click', selector: '#go' },
+    ]);
+    // A page was loaded before the refusal, so a call that can change things ends uncertain.
+    expect(r.status, JSON.stringify(r.error)).toBe('uncertain');
+    expect(r.error?.code).toBe('SECRET_ORIGIN');
+    expect(r.error?.message).toContain(
+      `the secret portal-password is bound to ${site.origin}, but #password is in a page of ${elsewhere.origin}; nothing was typed`,
+    );
+    expect(out(r).failed).toMatchObject({ index: 2, code: 'SECRET_ORIGIN' });
+    // The form was never submitted, and nothing anywhere holds the password.
+    expect(elsewhere.logins).toEqual([]);
+    expect(elsewhere.seen).not.toContain('POST /login');
+    expect(JSON.stringify(r)).not.toContain(PASSWORD);
+    // The same steps on the bound origin still type it.
+    const home = await browse('test/login', [
+      { action: 'goto', url: `${site.origin}/login` },
+      { action: 'fill', selector: '#password', secret: 'portal-password' },
+    ]);
+    expect(home.status, JSON.stringify(home.error)).toBe('observed');
   }, 90_000);
 
   it('kills a page that allocates memory without end at the lease memory limit', async () => {

@@ -507,6 +507,23 @@ describe('the http executor', () => {
     expect(JSON.stringify(result)).not.toContain('artifact');
   });
 
+  it('shows a compressed answer when the only brokered headers are bound to other origins (none was sent)', async () => {
+    api.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' });
+      res.end(gzipSync('plain news'));
+    });
+    const d = descriptor({ method: 'GET', url: `http://tickets.test:${api.port}/whoami` });
+    const headers = [
+      { origin: 'https://tickets.test:443', name: 'Authorization', value: `Bearer ${SECRET}` },
+    ];
+    const { result } = await run(d, {}, { headers });
+    expect(api.seen[0]!.headers.authorization).toBeUndefined();
+    expect(result.status).toBe('observed');
+    expect(output(result).bodyWithheld).toBeUndefined();
+    // Nothing brokered went out, so nothing could be echoed: the body is shown as it came.
+    expect(output(result).body).not.toBeNull();
+  });
+
   it('streams a 20 MB response: observed, cut to the bound, the artifact holds it whole', async () => {
     // The upstream runs in its own process, so the growth measured is the executor's alone.
     await using flood = await floodServer();

@@ -57,7 +57,7 @@ describe('translateFastifyError', () => {
     });
   });
 
-  it('bad JSON, an empty JSON body and a foreign media type are INVALID_INPUT, each said so', async () => {
+  it('bad JSON and an empty JSON body are INVALID_INPUT, a foreign media type UNSUPPORTED_MEDIA_TYPE, each said so', async () => {
     expect(await post('/echo', '{"a":')).toMatchObject({
       code: 'INVALID_INPUT',
       message: expect.stringMatching(/^The request body is not valid JSON: /) as unknown,
@@ -67,7 +67,7 @@ describe('translateFastifyError', () => {
       message: expect.stringMatching(/^The body is empty/) as unknown,
     });
     expect(await post('/echo', 'x', 'application/xml')).toMatchObject({
-      code: 'INVALID_INPUT',
+      code: 'UNSUPPORTED_MEDIA_TYPE',
       message: expect.stringMatching(/^Unsupported Content-Type/) as unknown,
     });
   });

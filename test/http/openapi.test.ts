@@ -67,6 +67,12 @@ describe('the OpenAPI document', () => {
       ].sort(),
     );
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400']));
+    // A cursor is the id of a call the caller can see: the one call made here.
+    const made = await g.invoke(g.tokens.agent, 'openapi-cursor', {
+      tool: { id: 'demo/echo', version: '1.0.0' },
+      environment: 'dev',
+      input: { message: 'x' },
+    });
     const example: Record<string, string> = {
       status: 'observed',
       tool: 'demo/echo',
@@ -76,7 +82,7 @@ describe('the OpenAPI document', () => {
       from: '2026-01-01T00:00:00Z',
       to: '2099-01-01',
       limit: '5',
-      cursor: 'ffffffff-ffff-7fff-bfff-ffffffffffff',
+      cursor: made.body.id,
     };
     const query = new URLSearchParams(
       names.map((n): [string, string] => [n, example[n]!]),

@@ -425,6 +425,38 @@ describe('ToolRegistry: malformed events and descriptors', () => {
     );
   });
 
+  it('refuses a browser tool a fill secret bound to no origin, and an origin on env for other kinds', async () => {
+    const browser = await invalidDescriptor(
+      descriptor({
+        kind: 'browser',
+        execution: { allowedActions: ['goto', 'fill'] },
+        credentials: [
+          { ref: 'a', scope: 's', inject: { env: 'A', origin: 'http://portal.internal:8080' } },
+          { ref: 'b', scope: 's', inject: { env: 'B' } },
+          { ref: 'c', scope: 's', inject: { env: 'C', host: 'portal.example.com' } },
+        ],
+      }),
+    );
+    const found = browser.details.violations as { pointer: string; message: string }[];
+    expect(found.map((v) => v.pointer)).toEqual(['/data/descriptor/credentials/1/inject']);
+    expect(found[0]!.message).toMatch(
+      /^names no origin for the secret b: a browser tool types it into a page.*origin: "https:\/\/portal\.example\.com"/,
+    );
+    const shell = await invalidDescriptor(
+      descriptor({
+        kind: 'shell',
+        execution: { command: ['/bin/true'] },
+        credentials: [{ ref: 'a', scope: 's', inject: { env: 'A', origin: 'https://x.example' } }],
+      }),
+    );
+    expect(shell.details.violations).toEqual([
+      {
+        pointer: '/data/descriptor/credentials/0/inject',
+        message: expect.stringMatching(/only a browser tool's fill honours/) as unknown,
+      },
+    ]);
+  });
+
   it('refuses an unknown kind', async () => {
     const err = await invalidDescriptor({ ...descriptor(), kind: 'quantum' });
     expect(pointers(err)).toEqual(['/data/descriptor/kind']);

@@ -15,7 +15,7 @@ import { StepRefused, runStep } from './run-step.js';
 import type { LeaseKeeper } from '../../sandbox/index.js';
 import { startWarmBrowser, warmBrowsers } from './warm-browsers.js';
 import type { WarmBrowser, WarmScratch } from './warm-browsers.js';
-import type { StepResult } from './run-step.js';
+import type { BoundSecret, StepResult } from './run-step.js';
 
 /** Time kept back from the call's timeout for closing the browser and reporting. */
 const CLOSE_MARGIN_MS = 1000;
@@ -76,10 +76,10 @@ export class BrowserExecutor implements Executor {
         'a browser tool runs only in a sandbox lease, and none was granted',
       );
     const steps = (req.input as { steps: BrowserStep[] }).steps;
-    const secrets = new Map<string, string>();
-    for (const [name, env] of fillableSecrets(req.descriptor)) {
+    const secrets = new Map<string, BoundSecret>();
+    for (const [name, { env, origin }] of fillableSecrets(req.descriptor)) {
       const value = lease.env[env];
-      if (value !== undefined) secrets.set(name, value);
+      if (value !== undefined) secrets.set(name, { value, origin });
     }
     const deadline = Date.now() + req.timeoutMs - CLOSE_MARGIN_MS;
     const left = (): number => Math.max(1, deadline - Date.now());

@@ -1,3 +1,5 @@
+import { fillOrigin } from '../../secrets/index.js';
+import type { CredentialInjection, CredentialNeed } from '../../secrets/index.js';
 import type { SchemaViolation, ToolDescriptor } from '../../tools/index.js';
 import { DEFAULT_MAX_STEPS, browserExecution } from './browser-execution.js';
 import type { BrowserAction } from './browser-execution.js';
@@ -32,15 +34,28 @@ const FIELDS: Record<BrowserAction, { required: string[]; optional: string[] }> 
   screenshot: { required: [], optional: ['fullPage'] },
 };
 
+/** A secret a `fill` step may type: where the broker puts it, and whose pages may receive it. */
+export interface FillableSecret {
+  /** The lease's environment variable that holds the issued value. */
+  env: string;
+  /**
+   * The exact origin (`exactOrigin`) of the only pages it is typed into; undefined for a
+   * descriptor published before fills were bound, whose fills are then refused.
+   */
+  origin: string | undefined;
+}
+
 /**
- * The names of the secrets a `fill` step of this descriptor may type: the `ref` of each of its
- * credentials injected as an environment variable (the broker issues them per call).
+ * The secrets a `fill` step of this descriptor may type, by name: the `ref` of each of its
+ * credentials injected as an environment variable (the broker issues them per call), with the
+ * origin it is bound to.
  */
-export function fillableSecrets(d: ToolDescriptor): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const c of d.credentials ?? []) {
-    const inject = c.inject as { env?: unknown } | undefined;
-    if (typeof c.ref === 'string' && typeof inject?.env === 'string') names.set(c.ref, inject.env);
+export function fillableSecrets(d: ToolDescriptor): Map<string, FillableSecret> {
+  const names = new Map<string, FillableSecret>();
+  for (const c of (d.credentials ?? []) as unknown as CredentialNeed[]) {
+    const inject = c.inject as Partial<Extract<CredentialInjection, { env: string }>> | undefined;
+    if (typeof c.ref === 'string' && typeof inject?.env === 'string')
+      names.set(c.ref, { env: inject.env, origin: fillOrigin({ ...inject, env: inject.env }) });
   }
   return names;
 }
@@ -82,7 +97,7 @@ function stepProblems(
   step: unknown,
   at: string,
   allowed: readonly string[],
-  secrets: Map<string, string>,
+  secrets: ReadonlyMap<string, unknown>,
 ): SchemaViolation[] {
   if (typeof step !== 'object' || step === null || Array.isArray(step))
     return [{ pointer: at, message: 'must be an object {action, ...}' }];
@@ -130,7 +145,11 @@ function stepProblems(
   return problems;
 }
 
-function fieldProblem(field: string, v: unknown, secrets: Map<string, string>): string | null {
+function fieldProblem(
+  field: string,
+  v: unknown,
+  secrets: ReadonlyMap<string, unknown>,
+): string | null {
   if (field === 'fullPage') return typeof v === 'boolean' ? null : 'must be true or false';
   if (typeof v !== 'string') return 'must be a string';
   const max = field === 'value' ? MAX_VALUE : MAX_SHORT;

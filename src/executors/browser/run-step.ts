@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import { exactOrigin } from '../../core/index.js';
 import { EGRESS_ANSWER_HEADER } from '../../egress/index.js';
 import type { BrowserStep } from './browser-steps.js';
 
@@ -16,11 +17,18 @@ interface PageElement {
 export interface StepContext {
   page: Page;
   /** Brokered values a `fill` may type, by secret name. Never put them in a result. */
-  secrets: ReadonlyMap<string, string>;
+  secrets: ReadonlyMap<string, BoundSecret>;
   /** Milliseconds left for the step. */
   timeoutMs: () => number;
   /** Stores a screenshot; undefined where the gateway keeps no artifacts. */
   storeArtifact?: (bytes: Uint8Array) => Promise<string>;
+}
+
+/** A brokered value and the exact origin of the only pages it may be typed into. */
+export interface BoundSecret {
+  value: string;
+  /** As `exactOrigin` spells it; undefined (a descriptor published unbound): typed nowhere. */
+  origin: string | undefined;
 }
 
 /** One step's result on the output: its action and what it saw (never a secret). */
@@ -66,22 +74,43 @@ export async function runStep(step: BrowserStep, c: StepContext): Promise<StepRe
       return { action: 'click', selector: step.selector };
     case 'fill': {
       if ('secret' in step) {
-        const field = page.locator(step.selector).first();
-        const masked = await field.evaluate(
-          // Runs in the page: no DOM types here, so the element is read by its properties.
-          (e) =>
-            (e as { tagName?: string }).tagName === 'INPUT' &&
-            (e as { type?: string }).type === 'password',
-          undefined,
-          { timeout },
-        );
-        if (!masked)
-          throw new StepRefused(
-            'SECRET_FIELD',
-            `${step.selector} is not a password field: a brokered secret is typed only into <input type="password">, which pages and screenshots show masked`,
-            true,
-          );
-        await field.fill(c.secrets.get(step.secret) ?? '', { timeout });
+        const secret = c.secrets.get(step.secret);
+        // One element, held: checked, then filled as it is, so a navigation in between detaches
+        // it (the fill fails) instead of the selector finding a field of another page.
+        const field = await page.locator(step.selector).first().elementHandle({ timeout });
+        try {
+          const seen = await field.evaluate((e) => {
+            // Runs in the page: no DOM types here, so the element is read by its properties.
+            const el = e as {
+              tagName?: string;
+              type?: string;
+              ownerDocument?: { defaultView?: { origin?: string } | null };
+            };
+            return {
+              masked: el.tagName === 'INPUT' && el.type === 'password',
+              // The origin of the document that holds the field (a frame's, not the tab's).
+              origin: el.ownerDocument?.defaultView?.origin ?? 'null',
+            };
+          });
+          const pageOrigin = exactOrigin(seen.origin) ?? `an opaque origin (${seen.origin})`;
+          if (secret?.origin === undefined || pageOrigin !== secret.origin)
+            throw new StepRefused(
+              'SECRET_ORIGIN',
+              secret?.origin === undefined
+                ? `the secret ${step.secret} is bound to no origin, so it is typed into no page: republish the tool with the origin whose pages may receive it (credentials[].inject.origin); nothing was typed`
+                : `the secret ${step.secret} is bound to ${secret.origin}, but ${step.selector} is in a page of ${pageOrigin}; nothing was typed`,
+              false,
+            );
+          if (!seen.masked)
+            throw new StepRefused(
+              'SECRET_FIELD',
+              `${step.selector} is not a password field: a brokered secret is typed only into <input type="password">, which pages and screenshots show masked`,
+              true,
+            );
+          await field.fill(secret.value, { timeout: c.timeoutMs() });
+        } finally {
+          await field.dispose().catch(() => undefined);
+        }
         return { action: 'fill', selector: step.selector, secret: step.secret };
       }
       await page.fill(step.selector, step.value, { timeout });

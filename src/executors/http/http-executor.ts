@@ -78,7 +78,7 @@ export class HttpExecutor implements Executor {
     if (opened.fetch === undefined)
       return notSent('EGRESS_REFUSED', `${opened.decision.reason}; nothing was sent`);
     try {
-      return await this.send(req, plan, opened.fetch);
+      return await this.send(req, plan, opened.fetch, Object.keys(brokered).length > 0);
     } finally {
       opened.fetch.close();
     }
@@ -88,6 +88,7 @@ export class HttpExecutor implements Executor {
     req: ExecutionRequest,
     plan: HttpRequestPlan,
     pinned: PinnedFetch,
+    credentialed: boolean,
   ): Promise<ExecutionReport> {
     let url = plan.url;
     let response: Response;
@@ -136,10 +137,12 @@ export class HttpExecutor implements Executor {
         return refusedRedirect(`more than ${this.maxRedirects} redirects`);
       url = target;
     }
-    const withheld =
-      (req.headers?.length ?? 0) > 0
-        ? compressedAnswer(response.headers.get('content-encoding'))
-        : null;
+    // Only a brokered header that went out can come back hidden in a compressed body; one bound
+    // to another origin was never sent, so it gives no reason to withhold (redirects stay within
+    // the origin, so what was sent to the first URL is what every hop got).
+    const withheld = credentialed
+      ? compressedAnswer(response.headers.get('content-encoding'))
+      : null;
     if (withheld !== null) await response.body?.cancel().catch(() => undefined);
     const body = withheld !== null ? { captured: null } : await readBody(response, req.capture());
     if (body.error !== undefined) return lost(req, body.error, 'while the response body arrived');

@@ -1,7 +1,7 @@
 import { ErrorCode, GatehouseError } from '../../core/index.js';
 import { ApprovalStatus } from '../../approvals/index.js';
 import type { ApprovalStatus as Status } from '../../approvals/index.js';
-import { objectBody } from '../request-parsing.js';
+import { MAX_REASON_FIELD, objectBody, optionalText } from '../request-parsing.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
 
@@ -16,12 +16,7 @@ export function approvalRoutes(s: GatewayServices): Route[] {
         req.body === undefined || req.body === null
           ? {}
           : objectBody(req.body, `POST /v1/approvals/:id/${decision}`);
-      const reason = body.reason;
-      if (reason !== undefined && typeof reason !== 'string') {
-        throw new GatehouseError(ErrorCode.INVALID_INPUT, '/reason must be a string.', {
-          details: { pointer: '/reason' },
-        });
-      }
+      const reason = optionalText(body, 'reason', MAX_REASON_FIELD);
       if (decision === 'reject' && (reason === undefined || reason.trim() === '')) {
         throw new GatehouseError(
           ErrorCode.INVALID_INPUT,
@@ -44,7 +39,10 @@ export function approvalRoutes(s: GatewayServices): Route[] {
     description:
       'the request hash the decider saw; when given, a decision on an approval bound to another hash is refused (409)',
   };
-  const body = { type: 'object', properties: { reason: { type: 'string' }, requestHash } };
+  const body = {
+    type: 'object',
+    properties: { reason: { type: 'string', maxLength: MAX_REASON_FIELD }, requestHash },
+  };
   return [
     {
       method: 'GET',
@@ -111,7 +109,7 @@ export function approvalRoutes(s: GatewayServices): Route[] {
       body: {
         type: 'object',
         required: ['reason'],
-        properties: { reason: { type: 'string' }, requestHash },
+        properties: { reason: { type: 'string', maxLength: MAX_REASON_FIELD }, requestHash },
       },
       responses: {
         '200': 'the approval',

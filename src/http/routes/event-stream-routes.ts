@@ -1,3 +1,4 @@
+import { ErrorCode, GatehouseError } from '../../core/index.js';
 import type { Directory } from '../../tenancy/index.js';
 import type { EventStreamHub } from '../event-stream-hub.js';
 import { intParam } from '../request-parsing.js';
@@ -32,12 +33,23 @@ export function eventStreamRoutes(hub: EventStreamHub, directory: Directory): Ro
           return { status: 200, body: '', contentType: 'text/event-stream; charset=utf-8' };
         const header = req.headers['last-event-id'];
         const after = (req.query as { after?: unknown }).after;
-        const start =
-          typeof header === 'string' && header !== ''
-            ? intParam(header, 'Last-Event-ID', undefined, 'header')
-            : after !== undefined
-              ? intParam(after, 'after')
-              : undefined;
+        const fromHeader = typeof header === 'string' && header !== '';
+        const start = fromHeader
+          ? intParam(header, 'Last-Event-ID', undefined, 'header')
+          : after !== undefined
+            ? intParam(after, 'after')
+            : undefined;
+        // An id past the newest event was never sent: resuming after it would skip, unseen,
+        // every event until the log reached it.
+        if (start !== undefined) {
+          const head = await hub.head();
+          if (start > head)
+            throw new GatehouseError(
+              ErrorCode.INVALID_INPUT,
+              `${fromHeader ? 'Header Last-Event-ID' : 'Query parameter after'} is ${start}, past the newest event (${head}); resume with the id of an event you received, or leave it out to start at what happens next.`,
+              { details: fromHeader ? { header: 'Last-Event-ID' } : { parameter: 'after' } },
+            );
+        }
         const token = grant.token;
         await hub.serve(principal, reply, start, {
           owner: grant.owner,

@@ -1,4 +1,4 @@
-import { ErrorCode, GatehouseError } from '../../core/index.js';
+import { ErrorCode, GatehouseError, cutText, isGatehouseError } from '../../core/index.js';
 import { invocationStatusCode } from '../error-status.js';
 import { INVOCATION_FILTER_PARAMETERS, invocationQuery } from '../invocation-filters.js';
 import {
@@ -93,6 +93,19 @@ export function invocationRoutes(s: GatewayServices): Route[] {
       },
       handler: async (principal, req, _reply, grant) => {
         const query = invocationQuery(req.query);
+        // A cursor is the id of a call an earlier page showed this caller; any other text would
+        // page from an arbitrary point (`zzz` sorts after every id) and look like a real page.
+        const cursor = query.before;
+        if (cursor !== undefined)
+          await s.invocations.get(principal.tenant, cursor, grant.owner).catch((err) => {
+            throw isGatehouseError(err, ErrorCode.NOT_FOUND)
+              ? new GatehouseError(
+                  ErrorCode.INVALID_INPUT,
+                  `Query parameter cursor names no invocation you can see; pass the nextCursor of an earlier answer, unchanged, or leave it out for the first page; got ${JSON.stringify(cutText(cursor, 80))}.`,
+                  { details: { parameter: 'cursor' } },
+                )
+              : err;
+          });
         // One more than the page tells whether another page follows.
         const found = await s.invocations.list(principal.tenant, grant.owner, {
           ...query,

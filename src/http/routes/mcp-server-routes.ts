@@ -1,7 +1,14 @@
 import { ErrorCode, GatehouseError, isSideEffectClass } from '../../core/index.js';
 import type { McpService, McpTransport } from '../../mcp/index.js';
 import type { ToolDescriptor } from '../../tools/index.js';
-import { objectBody, objectMember, optionalString, stringField } from '../request-parsing.js';
+import {
+  MAX_REASON_FIELD,
+  objectBody,
+  objectMember,
+  optionalString,
+  optionalText,
+  stringField,
+} from '../request-parsing.js';
 import type { Route } from '../route.js';
 
 /** What the MCP server routes need. */
@@ -105,7 +112,7 @@ export function mcpServerRoutes(s: McpServerRouteServices): Route[] {
               req.body === undefined || req.body === null
                 ? {}
                 : objectBody(req.body, 'POST /v1/mcp-servers/:id/retire');
-            const reason = optionalString(body, 'reason') ?? 'retired';
+            const reason = optionalText(body, 'reason', MAX_REASON_FIELD) || 'retired';
             return { status: 200, body: await s.mcp.retire(t, id, principal.id, reason) };
           }
         }

@@ -1,5 +1,11 @@
 import { ErrorCode, GatehouseError } from '../../core/index.js';
-import { intParam, objectBody, optionalString, stringField } from '../request-parsing.js';
+import {
+  MAX_REASON_FIELD,
+  intParam,
+  objectBody,
+  optionalText,
+  stringField,
+} from '../request-parsing.js';
 import type { AccessTokens } from '../../tenancy/index.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
@@ -78,15 +84,14 @@ export function tokenRoutes(s: GatewayServices): Route[] {
       tag: 'tenancy',
       summary:
         'Revoke a token at once: requests with it answer 401 and its open event streams and MCP sessions are closed. Safe to repeat',
-      body: { type: 'object', properties: { reason: { type: 'string' } } },
+      body: {
+        type: 'object',
+        properties: { reason: { type: 'string', maxLength: MAX_REASON_FIELD } },
+      },
       responses: { '200': 'the token, revoked', '404': 'no such token (of yours)' },
       handler: async (principal, req, _reply, grant) => {
         const body = optionalBody(req.body, 'POST /v1/tokens/:id/revoke');
-        const reason = optionalString(body, 'reason') ?? '';
-        if (reason.length > 256)
-          throw new GatehouseError(ErrorCode.INVALID_INPUT, '/reason is at most 256 characters.', {
-            details: { pointer: '/reason' },
-          });
+        const reason = optionalText(body, 'reason', MAX_REASON_FIELD) ?? '';
         return {
           status: 200,
           body: await tokens().revoke(

@@ -1,5 +1,5 @@
 import { ErrorCode, GatehouseError } from '../../core/index.js';
-import { objectBody } from '../request-parsing.js';
+import { MAX_EVIDENCE_JSON, boundedJsonMember, objectBody } from '../request-parsing.js';
 import type { Route } from '../route.js';
 import type { GatewayServices } from '../services.js';
 
@@ -25,7 +25,10 @@ export function uncertainRoutes(s: GatewayServices): Route[] {
       body: {
         type: 'object',
         required: ['effect', 'evidence'],
-        properties: { effect: { enum: ['confirmed', 'denied'] }, evidence: {} },
+        properties: {
+          effect: { enum: ['confirmed', 'denied'] },
+          evidence: { description: `at most ${MAX_EVIDENCE_JSON} characters as JSON` },
+        },
       },
       responses: {
         '200': 'the invocation record',
@@ -45,7 +48,7 @@ export function uncertainRoutes(s: GatewayServices): Route[] {
           principal,
           (req.params as { id: string }).id,
           body.effect,
-          body.evidence,
+          boundedJsonMember(body, 'evidence', MAX_EVIDENCE_JSON),
         );
         return { status: 200, body: record };
       },
