@@ -24,6 +24,18 @@ describe('canonicalJson', () => {
     ).toBe('{"10":2,"9":3,"a":4,"b":1,"é":5,"😀":6,"ａ":7}');
   });
 
+  it('sorts short and long member lists alike (insertion sort up to 24 names, then the built-in)', () => {
+    for (const n of [2, 24, 25, 60]) {
+      const names = Array.from(
+        { length: n },
+        (_, i) => `k${String.fromCharCode(0x7a - (i % 26))}${n - i}`,
+      );
+      const value = Object.fromEntries(names.map((name, i) => [name, i]));
+      expect(canonicalJson(value)).toBe(canonicalize(value));
+      expect(Object.keys(JSON.parse(canonicalJson(value)) as object)).toEqual([...names].sort());
+    }
+  });
+
   it('leaves out undefined members, writes undefined array items as null, honours toJSON', () => {
     expect(
       canonicalJson({ a: undefined, b: [undefined, 1], c: new Date(0), d: { toJSON: () => 'x' } }),
