@@ -5,6 +5,7 @@
  *
  *   npm run bench
  *   npm run bench -- --audit-scale     (the audit log at a million records instead: audit-scale.ts)
+ *   BENCH_ONLY=inprocess npm run bench (only the in-process echo rows, their floors, target 1)
  *   BENCH_ONLY=browser npm run bench   (only the browser and computer-use rows: browser.ts)
  *   BENCH_ONLY=postgres npm run bench  (REST on SQLite and on PostgreSQL, 1 and 2 nodes: postgres.ts)
  *   BENCH_ONLY=studio npm run bench    (only the Studio's first-view rows: studio.ts)
@@ -22,6 +23,7 @@ import { browserBench } from './browser.js';
 import { cedarFloor, signFloor, sqliteInsertFloor } from './floors.js';
 import { postLoad, spawnServer } from './load.js';
 import type { ChildServer, LoadResult } from './load.js';
+import type { Timing } from './measure.js';
 import {
   collectGarbage,
   formatTable,
@@ -29,7 +31,7 @@ import {
   timeConcurrent,
   timeSequential,
 } from './measure.js';
-import { targetLines } from './targets.js';
+import { inProcessTargetLine, targetLines } from './targets.js';
 import { httpBench } from './http.js';
 import { mcpBench } from './mcp.js';
 import { memoryBench, memoryRows, memoryTargetLine } from './memory.js';
@@ -94,6 +96,8 @@ const postgresShape = {
   warmupSeconds: LOAD_WARMUP_SECONDS,
 };
 
+type InProcess = Awaited<ReturnType<typeof inProcess>>;
+
 async function inProcess(dataDir: string) {
   const { gateway, agent: principal } = await openDemoGateway(dataDir);
   try {
@@ -122,6 +126,55 @@ async function inProcess(dataDir: string) {
   } finally {
     await gateway.close();
   }
+}
+
+/** The in-process rows: governed echo sequential and with calls in flight. */
+function inProcessRows(inproc: InProcess): string[][] {
+  return [
+    timingRow(
+      'governed demo/echo, in-process, sequential',
+      inproc.sequential,
+      ms,
+      `InvocationService.invoke, ${MEASURED_CALLS} calls`,
+    ),
+    timingRow(
+      `governed demo/echo, in-process, ${IN_FLIGHT} in flight`,
+      inproc.concurrent,
+      ms,
+      `${MEASURED_CALLS} calls`,
+    ),
+  ];
+}
+
+/** The in-process floors' rows: durable insert, Ed25519 signature, Cedar uncached and cached. */
+function floorRows(insert: Timing, sign: Timing, cedar: InProcess['cedar']): string[][] {
+  return [
+    timingRow(
+      'floor: durable SQLite insert, in-process',
+      insert,
+      ms,
+      `WAL, synchronous=FULL, 1 commit each, ${INSERT_OPS} ops`,
+    ),
+    timingRow('floor: Ed25519 sign, 2 KiB payload', sign, us, 'node:crypto, KeyObject'),
+    timingRow(
+      'floor: Cedar decision, echo request, uncached',
+      cedar.uncached,
+      us,
+      'TenantPolicy.evaluate, cacheSize 0',
+    ),
+    timingRow(
+      'floor: Cedar decision, echo request, cached',
+      cedar.cached,
+      us,
+      'TenantPolicy.evaluate, cache hit',
+    ),
+  ];
+}
+
+/** The sum of the in-process call's floors, as a line of the summary. */
+function floorSumLine(insert: Timing, sign: Timing, cedar: InProcess['cedar']): string {
+  const sum = insert.p50 + sign.p50 + cedar.uncached.p50;
+  return `Floors of the in-process call: insert ${ms(insert.p50)} + sign ${us(sign.p50)} + uncached Cedar ${us(cedar.uncached.p50)} = ${ms(sum)}.\n`;
 }
 
 /** Starts a child server, warms it, then measures it (and its CPU time per call) under the load. */
@@ -209,18 +262,7 @@ async function main(): Promise<void> {
     );
 
     const rows = [
-      timingRow(
-        'governed demo/echo, in-process, sequential',
-        inproc.sequential,
-        ms,
-        `InvocationService.invoke, ${MEASURED_CALLS} calls`,
-      ),
-      timingRow(
-        `governed demo/echo, in-process, ${IN_FLIGHT} in flight`,
-        inproc.concurrent,
-        ms,
-        `${MEASURED_CALLS} calls`,
-      ),
+      ...inProcessRows(inproc),
       loadRow(
         'governed demo/echo, REST (child process)',
         rest,
@@ -237,25 +279,7 @@ async function main(): Promise<void> {
       ]),
       loadRow('floor: bare Fastify + 1 durable insert/request, no batching', bareSingle, restShape),
       loadRow('floor: bare Fastify + durable insert, group commit per turn', bareGroup, restShape),
-      timingRow(
-        'floor: durable SQLite insert, in-process',
-        insert,
-        ms,
-        `WAL, synchronous=FULL, 1 commit each, ${INSERT_OPS} ops`,
-      ),
-      timingRow('floor: Ed25519 sign, 2 KiB payload', sign, us, 'node:crypto, KeyObject'),
-      timingRow(
-        'floor: Cedar decision, echo request, uncached',
-        inproc.cedar.uncached,
-        us,
-        'TenantPolicy.evaluate, cacheSize 0',
-      ),
-      timingRow(
-        'floor: Cedar decision, echo request, cached',
-        inproc.cedar.cached,
-        us,
-        'TenantPolicy.evaluate, cache hit',
-      ),
+      ...floorRows(insert, sign, inproc.cedar),
     ];
     rows.push(
       timingRow(
@@ -302,9 +326,7 @@ async function main(): Promise<void> {
     out.write(`${formatTable(['measurement', 'p50', 'p99', 'calls/s', 'notes'], rows)}\n\n`);
 
     const floorSum = insert.p50 + sign.p50 + inproc.cedar.uncached.p50;
-    out.write(
-      `Floors of the in-process call: insert ${ms(insert.p50)} + sign ${us(sign.p50)} + uncached Cedar ${us(inproc.cedar.uncached.p50)} = ${ms(floorSum)}.\n`,
-    );
+    out.write(floorSumLine(insert, sign, inproc.cedar));
     for (const [name, r] of [
       ['REST', rest],
       ['bare single', bareSingle],
@@ -342,6 +364,30 @@ async function main(): Promise<void> {
     out.write(`(${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   } finally {
     await Promise.all(children.map((c) => c.close()));
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+/** `BENCH_ONLY=inprocess`: only the in-process echo rows, their floors and target 1. */
+async function inProcessOnly(): Promise<void> {
+  const root = await mkdtemp(join(tmpdir(), 'gatehouse-bench-'));
+  try {
+    // The disk floor first, while the disk is quiet, as in the full run.
+    const insert = sqliteInsertFloor(join(root, 'insert.db'), INSERT_OPS, JSON.stringify(echoBody));
+    const sign = signFloor(FLOOR_OPS);
+    collectGarbage();
+    const inproc = await inProcess(join(root, 'in-process'));
+    const floorSum = insert.p50 + sign.p50 + inproc.cedar.uncached.p50;
+    process.stdout.write(
+      `Gatehouse bench (BENCH_ONLY=inprocess) — node ${process.version}, ${cpus().length} CPUs\n\n` +
+        `${formatTable(
+          ['measurement', 'p50', 'p99', 'calls/s', 'notes'],
+          [...inProcessRows(inproc), ...floorRows(insert, sign, inproc.cedar)],
+        )}\n\n` +
+        floorSumLine(insert, sign, inproc.cedar) +
+        `${inProcessTargetLine({ sequential: inproc.sequential, floorSum })}\n`,
+    );
+  } finally {
     await rm(root, { recursive: true, force: true });
   }
 }
@@ -432,6 +478,7 @@ async function sandboxOnly(): Promise<void> {
 const auditScale = auditScaleOptions(process.argv);
 const only = process.env.BENCH_ONLY;
 const alone: Record<string, () => Promise<void>> = {
+  inprocess: inProcessOnly,
   browser: browserOnly,
   studio: studioOnly,
   postgres: postgresOnly,

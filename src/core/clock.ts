@@ -19,7 +19,17 @@ export class ManualClock implements Clock {
   }
 }
 
-/** ISO 8601 text of a clock reading. */
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * ISO 8601 text of a clock reading. The last one is remembered: a call's stages, records and
+ * events are stamped a dozen times within the same millisecond.
+ */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }

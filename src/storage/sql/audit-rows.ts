@@ -1,4 +1,4 @@
-import { canonicalBytes } from '../../core/index.js';
+import { canonicalJson } from '../../core/index.js';
 import type {
   AuditRecord,
   AuditRecordDraft,
@@ -19,13 +19,14 @@ export function auditRow(
   index: number,
 ): { row: Tables['audit_records']; leaf: Buffer } {
   const record: AuditRecord = { ...draft, index };
-  const bytes = canonicalBytes(record);
-  const leaf = leafHash(bytes);
+  // The text is stored, its UTF-8 bytes are hashed: one canonicalization, one encoding.
+  const text = canonicalJson(record);
+  const leaf = leafHash(Buffer.from(text, 'utf8'));
   return {
     row: {
       tenant: draft.tenant,
       idx: index,
-      record: bytes.toString('utf8'),
+      record: text,
       leaf_hash: leaf.toString('base64'),
     },
     leaf,
