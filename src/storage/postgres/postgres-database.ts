@@ -18,11 +18,14 @@ const MIGRATION_LOCK = '6761746568';
  * turns, as SQLite's one writer does, so what the stores read inside a write (the next policy or
  * secret version, an MCP server's identity) cannot change before they write, and outbox sequence
  * numbers are handed out in commit order: a reader that saw event n never later finds one below n.
- * Each node's group commit puts all its writes of the moment in one turn.
+ * Each node's group commit puts all its writes of the moment in one turn, its next batch
+ * already waiting for the lock in the database (see {@link GroupCommit}).
  *
  * What relies on it, beyond the outbox order: the fence of a settling call (its status read, then
  * written), the next policy and secret versions, one live MCP server per identity, the first
- * signing key; and the absence of deadlocks: a batch's writes take their tenants' tree heads in the
+ * signing key, an append's reading of its tree's frontier in the statement that advances the tree
+ * head (that statement's snapshot predates any wait, so it must never wait for a head); and the
+ * absence of deadlocks: a batch's writes take their tenants' tree heads in the
  * order the writes were queued, not in tenant order, which is safe only because no other batch
  * holds any meanwhile. Taking tree heads alone (without this lock) does not lift the turn-taking
  * for calls of one tenant: the head is held from the append to the commit.
@@ -79,9 +82,7 @@ export class PostgresDatabase {
     });
     this.commits = new GroupCommit(
       this.kysely,
-      async (tx) => {
-        await sql`select pg_advisory_xact_lock(${WRITE_LOCK})`.execute(tx);
-      },
+      `select pg_advisory_xact_lock(${WRITE_LOCK})`,
       (err) => this.classify(err),
     );
     this.commits.onCommit(() => {
