@@ -16,10 +16,15 @@ export type Settled<R> = { ok: true; value: R } | { ok: false; error: unknown };
 export interface BulkWriter<T, R> {
   /**
    * Runs `items` in `tx` and settles each, in their order. A write that fails must leave nothing
-   * of itself in `tx` (the writer rolls back to a savepoint of its own); throwing fails the batch.
+   * of itself in `tx`: the writer may roll back to `savepoint`, set just before this call (the
+   * batch sets it in a round trip it makes anyway when it can), or to savepoints of its own.
+   * Throwing fails the batch.
    */
-  run(tx: Transaction, items: readonly T[]): Promise<Settled<R>[]>;
+  run(tx: Transaction, items: readonly T[], savepoint: string): Promise<Settled<R>[]>;
 }
+
+/** The savepoint set before each {@link BulkWriter}, the first in the round trip of `begin`. */
+const BULK_SAVEPOINT = 'bulk';
 
 interface Queued {
   fn?: (tx: Transaction) => Promise<unknown>;
@@ -125,7 +130,7 @@ export class GroupCommit {
       await this.kysely.connection().execute(async (tx) => {
         try {
           // One round trip (the simple protocol runs both); the lock is waited for in the database.
-          await sql.raw(`begin; ${this.lock}`).execute(tx);
+          await sql.raw(`begin; ${this.lock}; savepoint ${BULK_SAVEPOINT}`).execute(tx);
           // The batch is what was queued by the time the write lock is held, not when the batch
           // began waiting for it: while another batch holds the lock, this node's writes gather
           // into one batch rather than a string of small ones that each wait their turn.
@@ -150,22 +155,40 @@ export class GroupCommit {
     for (const l of this.listeners) l();
   }
 
-  /** Runs the writes of `batch` in `tx`, each result or failure at its index. */
+  /**
+   * Runs the writes of `batch` in `tx`, each result or failure at its index: the bulks first (the
+   * first one's savepoint was set with `begin`), then the others. The writes of one batch are
+   * concurrent, so any order of them is one they could have had.
+   */
   private async runBatch(
     tx: Transaction,
     batch: readonly Queued[],
     results: unknown[],
     failures: Map<number, unknown>,
   ): Promise<void> {
-    const single = batch.length === 1;
     const bulks = new Map<BulkWriter<unknown, unknown>, number[]>();
     for (const [i, w] of batch.entries()) {
-      if (w.bulk) {
-        const at = bulks.get(w.bulk.writer) ?? [];
-        at.push(i);
-        bulks.set(w.bulk.writer, at);
-        continue;
-      }
+      if (!w.bulk) continue;
+      const at = bulks.get(w.bulk.writer) ?? [];
+      at.push(i);
+      bulks.set(w.bulk.writer, at);
+    }
+    let first = true;
+    for (const [writer, at] of bulks) {
+      if (!first) await sql.raw(`savepoint ${BULK_SAVEPOINT}`).execute(tx);
+      first = false;
+      const settled = await writer.run(
+        tx,
+        at.map((i) => batch[i]!.bulk!.item),
+        BULK_SAVEPOINT,
+      );
+      settled.forEach((s, k) => {
+        if (s.ok) results[at[k]!] = s.value;
+        else failures.set(at[k]!, s.error);
+      });
+    }
+    const single = batch.length === 1;
+    for (const [i, w] of batch.entries()) {
       if (!w.fn) continue;
       if (single) {
         results[i] = await w.fn(tx);
@@ -179,16 +202,6 @@ export class GroupCommit {
         failures.set(i, err);
         await sql`rollback to savepoint write`.execute(tx);
       }
-    }
-    for (const [writer, at] of bulks) {
-      const settled = await writer.run(
-        tx,
-        at.map((i) => batch[i]!.bulk!.item),
-      );
-      settled.forEach((s, k) => {
-        if (s.ok) results[at[k]!] = s.value;
-        else failures.set(at[k]!, s.error);
-      });
     }
   }
 }
