@@ -17,7 +17,11 @@ import { loadRow } from './rows.js';
 
 /** One REST load on PostgreSQL: what autocannon saw, and the database's own time per call. */
 export interface PostgresLoad extends LoadResult {
-  /** Milliseconds the PostgreSQL server spent executing statements, per answered call. */
+  /**
+   * Milliseconds the PostgreSQL server's backends were active, per answered call: executing
+   * statements, and waiting in them for the write lock (a node's next batch waits there while the
+   * previous one holds it, so this counts waiting even with one node).
+   */
   dbMsPerCall: number;
   /** CPU milliseconds per answered call of each process taking part (they share the cores). */
   cpuMsPerCall: CpuPerCall;

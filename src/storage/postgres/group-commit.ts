@@ -129,7 +129,8 @@ export class GroupCommit {
     try {
       await this.kysely.connection().execute(async (tx) => {
         try {
-          // One round trip (the simple protocol runs both); the lock is waited for in the database.
+          // One round trip (the simple protocol runs all three); the lock is waited for in the
+          // database.
           await sql.raw(`begin; ${this.lock}; savepoint ${BULK_SAVEPOINT}`).execute(tx);
           // The batch is what was queued by the time the write lock is held, not when the batch
           // began waiting for it: while another batch holds the lock, this node's writes gather
