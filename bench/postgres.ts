@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   clusterUrl,
@@ -9,14 +9,29 @@ import {
   queryPostgres,
   startCluster,
 } from '../scripts/postgres-cluster.js';
+import type { PostgresCluster } from '../scripts/postgres-cluster.js';
 import { postLoad, spawnServer } from './load.js';
+import { processCpuMs } from './measure.js';
 import type { ChildServer, LoadResult } from './load.js';
 import { loadRow } from './rows.js';
 
 /** One REST load on PostgreSQL: what autocannon saw, and the database's own time per call. */
 export interface PostgresLoad extends LoadResult {
-  /** Milliseconds the PostgreSQL server spent executing statements, per answered call. */
+  /**
+   * Milliseconds the PostgreSQL server's backends were active, per answered call: executing
+   * statements, and waiting in them for the write lock (a node's next batch waits there while the
+   * previous one holds it, so this counts waiting even with one node).
+   */
   dbMsPerCall: number;
+  /** CPU milliseconds per answered call of each process taking part (they share the cores). */
+  cpuMsPerCall: CpuPerCall;
+}
+
+/** CPU milliseconds per call: each node, the PostgreSQL server's processes, the load generator. */
+export interface CpuPerCall {
+  nodes: number[];
+  postgres: number;
+  loadGenerator: number;
 }
 
 /** Governed echo over REST on PostgreSQL: one node, and two nodes with the load split between them. */
@@ -67,7 +82,7 @@ async function measure(
   root: string,
   name: string,
   count: number,
-  cluster: { port: number },
+  cluster: PostgresCluster,
   children: ChildServer[],
   shape: PostgresLoadShape,
 ): Promise<PostgresLoad> {
@@ -95,6 +110,7 @@ async function measure(
   }
   let measured: LoadResult;
   let before: number;
+  let cpu: { nodes: number[]; postgres: number; loadGenerator: number };
   try {
     const { agent } = JSON.parse(readFileSync(tokensFile, 'utf8')) as { agent: string };
     const load = (seconds: number) =>
@@ -114,7 +130,16 @@ async function measure(
     // A busy backend reports its statistics about once a second: wait for the warm-up's.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     before = await activeMs(db);
+    const nodesBefore = nodes.map((n) => processCpuMs(n.pid));
+    const postgresBefore = postgresCpuMs(cluster.dir);
+    const selfBefore = process.cpuUsage();
     measured = merge(await load(shape.seconds));
+    const self = process.cpuUsage(selfBefore);
+    cpu = {
+      nodes: nodes.map((n, i) => processCpuMs(n.pid) - nodesBefore[i]!),
+      postgres: cpuSince(postgresBefore, postgresCpuMs(cluster.dir)),
+      loadGenerator: (self.user + self.system) / 1000,
+    };
   } finally {
     for (const n of nodes) await n.close();
   }
@@ -122,7 +147,44 @@ async function measure(
   await new Promise((resolve) => setTimeout(resolve, 500));
   const dbMs = (await activeMs(db)) - before;
   const calls = measured.perSecond * shape.seconds;
-  return { ...measured, dbMsPerCall: calls > 0 ? dbMs / calls : 0 };
+  const perCall = (ms: number) => (calls > 0 ? ms / calls : 0);
+  return {
+    ...measured,
+    dbMsPerCall: perCall(dbMs),
+    cpuMsPerCall: {
+      nodes: cpu.nodes.map(perCall),
+      postgres: perCall(cpu.postgres),
+      loadGenerator: perCall(cpu.loadGenerator),
+    },
+  };
+}
+
+/**
+ * The CPU milliseconds so far of each process of the cluster in `dir`: the postmaster and its
+ * children (the backends, the WAL writer, the checkpointer…).
+ */
+function postgresCpuMs(dir: string): Map<number, number> {
+  const postmaster = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const out = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      if (pid === postmaster || Number(fields[1]) === postmaster)
+        out.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+/** What the processes of `after` spent since `before` (a process born meanwhile, all of its). */
+function cpuSince(before: ReadonlyMap<number, number>, after: ReadonlyMap<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+  return sum;
 }
 
 /**
@@ -151,6 +213,14 @@ async function activeMs(url: string): Promise<number> {
   return Number(rows[0]?.ms ?? 0);
 }
 
+/** CPU per call of each process, as `node 0.61 + 0.60, postgres 0.35, load 0.20`. */
+function cpuNote(c: CpuPerCall): string {
+  return (
+    `node ${c.nodes.map((n) => n.toFixed(2)).join(' + ')}, postgres ${c.postgres.toFixed(2)}, ` +
+    `load ${c.loadGenerator.toFixed(2)}`
+  );
+}
+
 const perCallMs = (perSecond: number): number => (perSecond > 0 ? 1000 / perSecond : Infinity);
 
 /** The table's rows of {@link postgresBench} (one saying why when it was skipped). */
@@ -165,7 +235,7 @@ export function postgresRows(
       name,
       r,
       { connections, seconds: shape.seconds },
-      `; database ${r.dbMsPerCall.toFixed(2)} ms/call`,
+      `; database ${r.dbMsPerCall.toFixed(2)} ms/call; CPU ms/call: ${cpuNote(r.cpuMsPerCall)}`,
     );
   return [
     row('governed demo/echo, REST, PostgreSQL, 1 node', b.oneNode, String(shape.connections)),

@@ -18,11 +18,14 @@ const MIGRATION_LOCK = '6761746568';
  * turns, as SQLite's one writer does, so what the stores read inside a write (the next policy or
  * secret version, an MCP server's identity) cannot change before they write, and outbox sequence
  * numbers are handed out in commit order: a reader that saw event n never later finds one below n.
- * Each node's group commit puts all its writes of the moment in one turn.
+ * Each node's group commit puts all its writes of the moment in one turn, its next batch
+ * already waiting for the lock in the database (see {@link GroupCommit}).
  *
  * What relies on it, beyond the outbox order: the fence of a settling call (its status read, then
  * written), the next policy and secret versions, one live MCP server per identity, the first
- * signing key; and the absence of deadlocks: a batch's writes take their tenants' tree heads in the
+ * signing key, an append's reading of its tree's frontier in the statement that advances the tree
+ * head (that statement's snapshot predates any wait, so it must never wait for a head); and the
+ * absence of deadlocks: a batch's writes take their tenants' tree heads in the
  * order the writes were queued, not in tenant order, which is safe only because no other batch
  * holds any meanwhile. Taking tree heads alone (without this lock) does not lift the turn-taking
  * for calls of one tenant: the head is held from the append to the commit.
@@ -39,6 +42,27 @@ export interface PostgresDatabaseOptions {
   url: string;
   /** Most connections this node holds at once (default 10). */
   poolSize?: number;
+}
+
+/**
+ * The session setting that compresses the large text values the pool writes (invocation records,
+ * audit records, receipts) with lz4 rather than PostgreSQL's default pglz, when the server has it:
+ * a batch's rows are compressed while it holds the write lock, and lz4 takes a fraction of the
+ * time. Values stored either way read the same. A URL's own `options` parameter takes precedence.
+ * @throws when the database cannot be reached.
+ */
+async function toastLz4(url: string): Promise<{ options?: string }> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ lz4: boolean }>(
+      `select 'lz4' = any(enumvals) as lz4 from pg_settings where name = 'default_toast_compression'`,
+    );
+    return rows[0]?.lz4 === true ? { options: '-c default_toast_compression=lz4' } : {};
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** The type id of int8 (`bigint`, `bigserial`, `count(*)`). */
@@ -79,9 +103,7 @@ export class PostgresDatabase {
     });
     this.commits = new GroupCommit(
       this.kysely,
-      async (tx) => {
-        await sql`select pg_advisory_xact_lock(${WRITE_LOCK})`.execute(tx);
-      },
+      `select pg_advisory_xact_lock(${WRITE_LOCK})`,
       (err) => this.classify(err),
     );
     this.commits.onCommit(() => {
@@ -99,7 +121,12 @@ export class PostgresDatabase {
     if (!Number.isInteger(max) || max < 1) {
       throw new RangeError(`pool size must be a positive integer, got ${max}`);
     }
-    const pool = new pg.Pool({ connectionString: options.url, max, types });
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max,
+      types,
+      ...(await toastLz4(options.url)),
+    });
     // An idle client that loses its connection emits here; the pool drops it and connects anew.
     pool.on('error', () => undefined);
     // A client in use that loses its connection fails its query and also emits 'error', which

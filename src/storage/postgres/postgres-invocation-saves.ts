@@ -17,14 +17,17 @@ import type { BulkWriter, Settled, Transaction } from './group-commit.js';
  * an approval are not given here (see {@link PostgresInvocationStore.save}).
  */
 export class InvocationSaves implements BulkWriter<InvocationStep, AuditPosition> {
-  async run(tx: Transaction, steps: readonly InvocationStep[]): Promise<Settled<AuditPosition>[]> {
-    await sql`savepoint saves`.execute(tx);
+  async run(
+    tx: Transaction,
+    steps: readonly InvocationStep[],
+    savepoint: string,
+  ): Promise<Settled<AuditPosition>[]> {
+    // The batch set the savepoint (with its begin, when this is its first bulk): no round trip
+    // of its own while the batch holds the write lock.
     try {
-      const settled = await saveTogether(tx, steps);
-      await sql`release savepoint saves`.execute(tx);
-      return settled;
+      return await saveTogether(tx, steps);
     } catch {
-      await sql`rollback to savepoint saves`.execute(tx);
+      await sql`rollback to savepoint ${sql.id(savepoint)}`.execute(tx);
     }
     const out: Settled<AuditPosition>[] = [];
     for (const step of steps) {

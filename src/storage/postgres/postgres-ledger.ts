@@ -2,11 +2,10 @@ import { sql } from 'kysely';
 import { GatehouseError } from '../../core/index.js';
 import type { AuditPosition, AuditRecordDraft, LedgerEntries } from '../../core/index.js';
 import { appendSiblings, completedSubtrees } from '../../audit/index.js';
-import type { SubtreeHash, SubtreeRef } from '../../audit/index.js';
+import type { SubtreeHash } from '../../audit/index.js';
 import type { Tables } from '../schema/tables.js';
 import { auditRow, outboxRow } from '../sql/audit-rows.js';
 import { OUTBOX_CHANNEL } from './outbox-listener.js';
-import { readSubtreeHashes } from './postgres-audit-nodes.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import type { Transaction } from './group-commit.js';
 
@@ -56,15 +55,15 @@ export interface LedgerRows {
  * tree head (`audit_heads`) with one upsert, which holds the heads' row locks until commit: appends
  * from any node extend one tree, in turn. Heads are taken in tenant order, so two transactions
  * never wait on each other in a cycle. The subtrees the appends complete are computed here from
- * the siblings stored before (one read) and those completed by earlier records of the same call.
+ * the tree's frontier before them (read by the same statement) and those completed by earlier
+ * records of the same call.
  */
 export async function prepareLedgers(
   tx: Transaction,
   list: readonly LedgerEntries[],
 ): Promise<LedgerRows> {
   const drafts = list.flatMap((e) => e.audit);
-  const next = await advanceHeads(tx, drafts);
-  const first = new Map(next);
+  const { next, frontier } = await advanceHeads(tx, drafts);
   const audit: Tables['audit_records'][] = [];
   const leaves: { tenant: string; index: number; leaf: Buffer }[] = [];
   const positions = list.map((entries) =>
@@ -77,7 +76,7 @@ export async function prepareLedgers(
       return { index, treeSize: index + 1 };
     }),
   );
-  const nodes = await completedNodes(tx, leaves, first);
+  const nodes = completedNodes(leaves, frontier);
   const outbox = list.flatMap((e) => e.events).map(outboxRow);
   return { positions, audit, nodes, outbox };
 }
@@ -113,61 +112,83 @@ export async function notifyOutbox(tx: Transaction): Promise<void> {
   await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(tx);
 }
 
-/** Advances the tree head of each tenant of `drafts` by its count; returns each one's first index. */
+/** A subtree's key in the maps of an append: its tenant, level and index. */
+const nodeKey = (tenant: string, level: number, index: number) =>
+  `${tenant}\u0000${level}/${index}`;
+
+/**
+ * Advances the tree head of each tenant of `drafts` by its count; returns each one's first index,
+ * and the hashes of the tree's frontier before the append (one perfect subtree per set bit of its
+ * size, by {@link nodeKey}): every stored sibling an append needs is one of these.
+ *
+ * One statement, whose snapshot is taken when it starts: it sees every append committed before
+ * only because the batch holds the write lock already, so no head it advances is held by another
+ * transaction (one it waited for would have committed frontier rows this snapshot misses; a
+ * missing row fails the append in {@link completedNodes}, never a wrong hash, as stored subtrees
+ * never change).
+ */
 async function advanceHeads(
   tx: Transaction,
   drafts: readonly AuditRecordDraft[],
-): Promise<Map<string, number>> {
+): Promise<{ next: Map<string, number>; frontier: Map<string, Buffer> }> {
   const counts = new Map<string, number>();
   for (const d of drafts) counts.set(d.tenant, (counts.get(d.tenant) ?? 0) + 1);
   const next = new Map<string, number>();
-  if (counts.size === 0) return next;
+  const frontier = new Map<string, Buffer>();
+  if (counts.size === 0) return { next, frontier };
   const tenants = [...counts.keys()].sort();
   const sizes = tenants.map((t) => counts.get(t)!);
-  const { rows } = await sql<{ tenant: string; size: number }>`
-    insert into audit_heads (tenant, size)
-    select t, n from unnest(${tenants}::text[], ${sizes}::bigint[]) as u(t, n) order by t
-    on conflict (tenant) do update set size = audit_heads.size + excluded.size
-    returning tenant, size`.execute(tx);
-  for (const r of rows) next.set(r.tenant, Number(r.size) - counts.get(r.tenant)!);
-  return next;
+  const { rows } = await sql<{
+    tenant: string;
+    size: number | null;
+    level: number | null;
+    idx: number | null;
+    hash: Buffer | null;
+  }>`
+    with h as (
+      insert into audit_heads (tenant, size)
+      select t, n from unnest(${tenants}::text[], ${sizes}::bigint[]) as u(t, n) order by t
+      on conflict (tenant) do update set size = audit_heads.size + excluded.size
+      returning tenant, size
+    ), f as (
+      select h.tenant, l.level, ((h.size - u.n) >> l.level) - 1 as idx
+      from h
+      join unnest(${tenants}::text[], ${sizes}::bigint[]) as u(t, n) on u.t = h.tenant
+      cross join generate_series(0, 62) as l(level)
+      where ((h.size - u.n) >> l.level) & 1 = 1
+    )
+    select tenant, size, null::int as level, null::bigint as idx, null::bytea as hash from h
+    union all
+    select f.tenant, null, f.level, f.idx, n.hash from f
+      join audit_nodes n on n.tenant = f.tenant and n.level = f.level and n.idx = f.idx
+    union all
+    select f.tenant, null, 0, f.idx, decode(r.leaf_hash, 'base64') from f
+      join audit_records r on r.tenant = f.tenant and r.idx = f.idx
+      where f.level = 0`.execute(tx);
+  for (const r of rows) {
+    if (r.size !== null) next.set(r.tenant, Number(r.size) - counts.get(r.tenant)!);
+    else frontier.set(nodeKey(r.tenant, Number(r.level), Number(r.idx)), r.hash!);
+  }
+  return { next, frontier };
 }
 
 /**
- * The subtrees appending `leaves` (in order, each tenant's consecutive from `first`) completes.
- * A sibling that ends before a tenant's first new leaf is stored (read in one go per tenant); any
+ * The subtrees appending `leaves` (in order, each tenant's consecutive from its first new index)
+ * completes. A sibling that ends before a tenant's first new leaf is in its `frontier`; any
  * other was completed by an earlier leaf of this append.
  * @throws GatehouseError INTERNAL when a stored sibling is missing: the append fails rather than
  *   leave a tree that cannot be proven.
  */
-async function completedNodes(
-  tx: Transaction,
+function completedNodes(
   leaves: readonly { tenant: string; index: number; leaf: Buffer }[],
-  first: ReadonlyMap<string, number>,
-): Promise<Tables['audit_nodes'][]> {
-  const key = (tenant: string, r: SubtreeRef) => `${tenant}\u0000${r.level}/${r.index}`;
-  const stored = new Map<string, SubtreeRef[]>();
-  for (const { tenant, index } of leaves) {
-    for (const r of appendSiblings(index)) {
-      if ((r.index + 1) * 2 ** r.level <= first.get(tenant)!) {
-        const refs = stored.get(tenant) ?? [];
-        refs.push(r);
-        stored.set(tenant, refs);
-      }
-    }
-  }
-  const known = new Map<string, Buffer>();
-  for (const [tenant, refs] of stored) {
-    const hashes = await readSubtreeHashes(tx, tenant, refs);
-    hashes.forEach((h, i) => {
-      if (h !== null) known.set(key(tenant, refs[i]!), h);
-    });
-  }
+  frontier: ReadonlyMap<string, Buffer>,
+): Tables['audit_nodes'][] {
+  const known = new Map(frontier);
   const out: Tables['audit_nodes'][] = [];
   for (const { tenant, index, leaf } of leaves) {
-    known.set(key(tenant, { level: 0, index }), leaf);
+    known.set(nodeKey(tenant, 0, index), leaf);
     const siblings = appendSiblings(index).map((r) => {
-      const hash = known.get(key(tenant, r));
+      const hash = known.get(nodeKey(tenant, r.level, r.index));
       if (hash === undefined) {
         throw new GatehouseError(
           'INTERNAL',
@@ -178,7 +199,7 @@ async function completedNodes(
     });
     const nodes: SubtreeHash[] = completedSubtrees(index, leaf, siblings);
     for (const n of nodes) {
-      known.set(key(tenant, n), n.hash);
+      known.set(nodeKey(tenant, n.level, n.index), n.hash);
       out.push({ tenant, level: n.level, idx: n.index, hash: n.hash });
     }
   }

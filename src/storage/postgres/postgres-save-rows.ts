@@ -1,16 +1,9 @@
 import { sql } from 'kysely';
-import type { OnConflictBuilder } from 'kysely';
+import type { RawBuilder } from 'kysely';
 import type { Tables } from '../schema/tables.js';
 import { OUTBOX_CHANNEL } from './outbox-listener.js';
-import { insertLedgerRows } from './postgres-ledger.js';
 import type { LedgerRows } from './postgres-ledger.js';
 import type { Transaction } from './group-commit.js';
-
-/**
- * Most parameters put in one statement (PostgreSQL takes at most 65,535); a batch with more rows
- * than that goes in several statements.
- */
-const MOST_PARAMETERS = 30_000;
 
 /** The invocation rows of a batch of steps: new calls, changed ones, and their receipts. */
 export interface InvocationRows {
@@ -19,11 +12,78 @@ export interface InvocationRows {
   receipts: Tables['receipts'][];
 }
 
+/** A table's columns and their PostgreSQL types, in the order their arrays are sent. */
+type Columns<T> = readonly (readonly [keyof T & string, string])[];
+
+const INVOCATION_COLUMNS: Columns<Tables['invocations']> = [
+  ['id', 'text'],
+  ['tenant', 'text'],
+  ['principal', 'text'],
+  ['idempotency_key', 'text'],
+  ['attempt', 'integer'],
+  ['request_hash', 'text'],
+  ['status', 'text'],
+  ['tool_id', 'text'],
+  ['record', 'text'],
+  ['created_at', 'text'],
+  ['updated_at', 'text'],
+  ['node', 'text'],
+  ['tool_name', 'text'],
+  ['agent_id', 'text'],
+  ['environment', 'text'],
+];
+const AUDIT_COLUMNS: Columns<Tables['audit_records']> = [
+  ['tenant', 'text'],
+  ['idx', 'bigint'],
+  ['record', 'text'],
+  ['leaf_hash', 'text'],
+];
+const NODE_COLUMNS: Columns<Tables['audit_nodes']> = [
+  ['tenant', 'text'],
+  ['level', 'integer'],
+  ['idx', 'bigint'],
+  ['hash', 'bytea'],
+];
+const OUTBOX_COLUMNS: Columns<Omit<Tables['outbox'], 'seq'>> = [
+  ['tenant', 'text'],
+  ['type', 'text'],
+  ['subject', 'text'],
+  ['at', 'text'],
+  ['data', 'text'],
+  ['owner', 'text'],
+];
+const RECEIPT_COLUMNS: Columns<Tables['receipts']> = [
+  ['invocation_id', 'text'],
+  ['tenant', 'text'],
+  ['envelope', 'text'],
+];
+
 /**
- * Inserts the ledger rows and invocation rows of a batch of steps in `tx`. The tenants' tree heads
- * are locked from the reservation of the audit indices until commit (and the batch holds the
- * database's write lock throughout), so each round trip here is time every other node waits: all
- * the rows go in one statement (one data-modifying `with` per table), unless they are too many.
+ * `insert into table (columns) select … from unnest(arrays)`, in the rows' order: a column's
+ * values go as one array parameter, so the statement's text is the same whatever the number of
+ * rows (PostgreSQL parses and plans a few parameters, not one per value of every row).
+ */
+function insertRows<T>(
+  table: string,
+  columns: Columns<T>,
+  rows: readonly T[],
+): RawBuilder<unknown> {
+  const names = sql.join(columns.map(([c]) => sql.id(c)));
+  const arrays = sql.join(
+    columns.map(
+      ([c, type]) => sql`${rows.map((r) => r[c as keyof T] ?? null)}::${sql.raw(type)}[]`,
+    ),
+  );
+  return sql`insert into ${sql.id(table)} (${names})
+    select ${names} from unnest(${arrays}) with ordinality as u(${names}, ord) order by ord`;
+}
+
+/**
+ * Inserts the ledger rows and invocation rows of a batch of steps in `tx`, in one statement (a
+ * data-modifying `with` per table, its rows as arrays). The tenants' tree heads are locked from
+ * the reservation of the audit indices until commit (and the batch holds the database's write lock
+ * throughout), so each round trip here, and the time the server takes to parse and plan it, is
+ * time every other node waits.
  * @returns how many new calls were inserted (one whose key or id is stored already is skipped).
  */
 export async function insertSaveRows(
@@ -31,93 +91,23 @@ export async function insertSaveRows(
   ledger: LedgerRows,
   rows: InvocationRows,
 ): Promise<number> {
-  const parameters = [ledger.audit, ledger.nodes, ledger.outbox, rows.fresh, rows.updated]
-    .map((list) => list.length * (list[0] ? Object.keys(list[0]).length : 0))
-    .reduce((a, b) => a + b, rows.receipts.length * 3);
-  if (parameters > MOST_PARAMETERS) return insertApart(tx, ledger, rows);
-  // Each data-modifying `with` runs whether or not the final select reads it; `fresh` always is
-  // there (empty without new calls), as the count of what it inserted is the answer.
-  let q = tx.with('fresh', (db) =>
-    rows.fresh.length === 0
-      ? db
-          .selectFrom('invocations')
-          .select('id')
-          .where(sql<boolean>`false`)
-      : db
-          .insertInto('invocations')
-          .values(rows.fresh)
-          .onConflict((oc) => oc.doNothing())
-          .returning('id'),
+  // Each data-modifying `with` runs whether or not the final select reads it (an empty array
+  // inserts nothing); `fresh` is counted, as the count of what it inserted is the answer.
+  const r = await sql<{ inserted: number }>`
+    with fresh as (${insertRows('invocations', INVOCATION_COLUMNS, rows.fresh)}
+        on conflict do nothing returning id),
+      a as (${insertRows('audit_records', AUDIT_COLUMNS, ledger.audit)}),
+      n as (${insertRows('audit_nodes', NODE_COLUMNS, ledger.nodes)}),
+      o as (${insertRows('outbox', OUTBOX_COLUMNS, ledger.outbox)}),
+      u as (${insertRows('invocations', INVOCATION_COLUMNS, rows.updated)}
+        on conflict (id) do update set status = excluded.status, record = excluded.record,
+          updated_at = excluded.updated_at, node = excluded.node),
+      r as (${insertRows('receipts', RECEIPT_COLUMNS, rows.receipts)}
+        on conflict (invocation_id) do update set envelope = excluded.envelope)
+    select (select count(*) from fresh) as inserted,
+      -- Delivered at commit (once per transaction): other nodes' event streams read the outbox.
+      case when ${ledger.outbox.length > 0} then pg_notify(${OUTBOX_CHANNEL}, '') end as notified`.execute(
+    tx,
   );
-  if (ledger.audit.length > 0)
-    q = q.with('a', (db) => db.insertInto('audit_records').values(ledger.audit));
-  if (ledger.nodes.length > 0)
-    q = q.with('n', (db) => db.insertInto('audit_nodes').values(ledger.nodes));
-  if (ledger.outbox.length > 0)
-    q = q.with('o', (db) => db.insertInto('outbox').values(ledger.outbox));
-  if (rows.updated.length > 0)
-    q = q.with('u', (db) =>
-      db.insertInto('invocations').values(rows.updated).onConflict(updateCall),
-    );
-  if (rows.receipts.length > 0)
-    q = q.with('r', (db) =>
-      db.insertInto('receipts').values(rows.receipts).onConflict(updateReceipt),
-    );
-  // Delivered at commit (once per transaction): other nodes' event streams read the outbox.
-  const notify = ledger.outbox.length > 0 ? sql`pg_notify(${OUTBOX_CHANNEL}, '')` : sql`null`;
-  const r = await q
-    .selectNoFrom([sql<number>`(select count(*) from fresh)`.as('inserted'), notify.as('notified')])
-    .executeTakeFirstOrThrow();
-  return Number(r.inserted);
-}
-
-/** {@link insertSaveRows} in a statement per table (and per thousand rows). */
-async function insertApart(
-  tx: Transaction,
-  ledger: LedgerRows,
-  rows: InvocationRows,
-): Promise<number> {
-  await insertLedgerRows(tx, ledger);
-  let inserted = 0;
-  for (let i = 0; i < rows.fresh.length; i += 1_000) {
-    const done = await tx
-      .insertInto('invocations')
-      .values(rows.fresh.slice(i, i + 1_000))
-      .onConflict((oc) => oc.doNothing())
-      .returning('id')
-      .execute();
-    inserted += done.length;
-  }
-  for (let i = 0; i < rows.updated.length; i += 1_000) {
-    await tx
-      .insertInto('invocations')
-      .values(rows.updated.slice(i, i + 1_000))
-      .onConflict(updateCall)
-      .execute();
-  }
-  for (let i = 0; i < rows.receipts.length; i += 1_000) {
-    await tx
-      .insertInto('receipts')
-      .values(rows.receipts.slice(i, i + 1_000))
-      .onConflict(updateReceipt)
-      .execute();
-  }
-  return inserted;
-}
-
-/** A stored call is updated to the step's status, record and node. */
-function updateCall(oc: OnConflictBuilder<Tables, 'invocations'>) {
-  return oc.column('id').doUpdateSet((eb) => ({
-    status: eb.ref('excluded.status'),
-    record: eb.ref('excluded.record'),
-    updated_at: eb.ref('excluded.updated_at'),
-    node: eb.ref('excluded.node'),
-  }));
-}
-
-/** A call's stored receipt is replaced by the one this batch signed. */
-function updateReceipt(oc: OnConflictBuilder<Tables, 'receipts'>) {
-  return oc
-    .column('invocation_id')
-    .doUpdateSet((eb) => ({ envelope: eb.ref('excluded.envelope') }));
+  return Number(r.rows[0]!.inserted);
 }
