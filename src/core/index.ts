@@ -30,7 +30,6 @@ export { KeyedSerial } from './keyed-serial.js';
 export { parseJsonPointer, resolveJsonPointer, jsonEquals } from './json-pointer.js';
 export { utf8Prefix } from './utf8.js';
 export { cutText } from './cut-text.js';
-export { MAX_REASON_LENGTH } from './text-bounds.js';
 export { Lifecycle, ResourceLifecycle, transition } from './lifecycle.js';
 export type { ResourceState, Transitions } from './lifecycle.js';
 export { DEFAULT_MAX_JSON_DEPTH, parseJsonText, jsonValueProblem } from './json-text.js';

@@ -1,4 +1,4 @@
-import { ErrorCode, GatehouseError, MAX_REASON_LENGTH, cutText } from '../core/index.js';
+import { ErrorCode, GatehouseError, cutText } from '../core/index.js';
 
 /** A JSON object body. @throws GatehouseError INVALID_INPUT when the body is not one. */
 export function objectBody(body: unknown, what: string): Record<string, unknown> {
@@ -123,7 +123,7 @@ export function undeclaredQueryParameter(
  * The longest reason a person writes on a decision: approving or rejecting an approval, revoking
  * a token, retiring an MCP server (the Studio's reason boxes stop at this length or less).
  */
-export const MAX_REASON_FIELD = MAX_REASON_LENGTH;
+export const MAX_REASON_FIELD = 2000;
 
 /** The longest the evidence of a resolution may be, as JSON text (a note, links, ids). */
 export const MAX_EVIDENCE_JSON = 16_000;

@@ -1,4 +1,3 @@
-import { MAX_REASON_LENGTH } from '../core/index.js';
 import { credentialNeedsSchema } from '../secrets/index.js';
 
 /** JSON Schemas of the release events Gatehouse consumes (DESIGN §2). */
@@ -66,7 +65,7 @@ export const descriptorSchema = {
               in: { type: 'array' },
               matches: { type: 'string' },
               raiseTo: sideEffectClass,
-              reason: { type: 'string', maxLength: MAX_REASON_LENGTH },
+              reason: { type: 'string' },
             },
             oneOf: [{ required: ['equals'] }, { required: ['in'] }, { required: ['matches'] }],
           },
@@ -135,7 +134,7 @@ export const assetReleaseDeprecatedSchema = {
   properties: {
     assetId: { type: 'string', pattern: toolId },
     version: { type: 'string', pattern: semver },
-    reason: { type: 'string', maxLength: MAX_REASON_LENGTH },
+    reason: { type: 'string' },
   },
 } as const;
 
@@ -146,7 +145,7 @@ export const assetReleaseRevokedSchema = {
   properties: {
     assetId: { type: 'string', pattern: toolId },
     version: { type: 'string', pattern: semver },
-    reason: { type: 'string', minLength: 1, maxLength: MAX_REASON_LENGTH },
+    reason: { type: 'string', minLength: 1 },
   },
 } as const;
 

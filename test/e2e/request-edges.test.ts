@@ -264,28 +264,4 @@ describe('free text a person submits', () => {
     });
     expect(small.status).toBe(404);
   });
-
-  it('bounds the reason of a release event (revoke, deprecate) at the same 2000 characters', async () => {
-    for (const type of ['AssetReleaseRevoked', 'AssetReleaseDeprecated']) {
-      const res = await g.inject<ErrorBody>('POST', '/v1/events', {
-        token: g.tokens.admin,
-        body: [
-          {
-            id: `long-reason-${type}`,
-            type,
-            data: { assetId: 'demo/echo', version: '1.0.0', reason: 'r'.repeat(2001) },
-          },
-        ],
-      });
-      expect(res.status, type).toBe(422);
-      expect(JSON.stringify(res.body.error), type).toMatch(/\/reason.*2000 characters/);
-    }
-    const tools = await g.inject<{ tools: { id: string; version: string; state: string }[] }>(
-      'GET',
-      '/v1/tools',
-      { token: g.tokens.admin },
-    );
-    const echo = tools.body.tools.find((t) => t.id === 'demo/echo' && t.version === '1.0.0');
-    expect(echo?.state).toBe('active');
-  });
 });
